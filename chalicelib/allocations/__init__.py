@@ -1,0 +1,1 @@
+"""Allocations: one per (Site, resource), with lifecycle, reasons and revision."""

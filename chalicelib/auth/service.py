@@ -1,0 +1,57 @@
+"""Authentication with a short cache, so a steady agent costs no store read per request.
+
+Positive and negative answers are cached for `auth_cache_seconds` (at most
+60), which is how long a revoked key may keep working and how long a newly
+issued key may be refused.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from chalicelib.auth.keys import Principal, bearer_token, hash_key, same_hash
+from chalicelib.auth.repository import KeyRepository
+from chalicelib.errors import Unauthorized
+
+_MAX_ENTRIES = 1024
+
+
+class Authenticator:
+    def __init__(
+        self, keys: KeyRepository, ttl_seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._keys = keys
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, tuple[float, Principal | None]] = OrderedDict()
+
+    def principal(self, authorization: str | None) -> Principal:
+        token = bearer_token(authorization)
+        if token is None:
+            raise Unauthorized()
+        digest = hash_key(token)
+        now = self._clock()
+        with self._lock:
+            cached = self._cache.get(digest)
+        if cached is not None and now - cached[0] < self._ttl:
+            principal = cached[1]
+        else:
+            record = self._keys.find(digest)
+            active = record is not None and record.active and same_hash(record.key_hash, digest)
+            principal = Principal(record.principal) if active and record else None
+            with self._lock:
+                self._cache[digest] = (now, principal)
+                self._cache.move_to_end(digest)
+                while len(self._cache) > _MAX_ENTRIES:
+                    self._cache.popitem(last=False)
+        if principal is None:
+            raise Unauthorized()
+        return principal
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()

@@ -1,0 +1,58 @@
+"""Operator CLI: `python -m chalicelib.cli keys issue|list|revoke`, `table create`.
+
+Works against whatever store the environment points at (AWS by default;
+AWS_ENDPOINT_URL_DYNAMODB for an emulator; RP_TABLE_NAME for the table).
+Issued keys are printed once and stored only as their SHA-256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.errors import Unavailable
+from chalicelib.runtime import build_services
+from chalicelib.store.schema import ensure_table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chalicelib.cli", description=__doc__)
+    groups = parser.add_subparsers(dest="group", required=True)
+    keys = groups.add_parser("keys", help="Site and service keys").add_subparsers(dest="command", required=True)
+    issue = keys.add_parser("issue", help="issue a new key and print it once")
+    issue.add_argument("principal", choices=["k8s", "slurm", "service"])
+    keys.add_parser("list", help="list keys (ids and principals, never the keys)")
+    revoke = keys.add_parser("revoke", help="revoke a key by its id (effective within 60 s)")
+    revoke.add_argument("key_id")
+    table = groups.add_parser("table", help="the DynamoDB table").add_subparsers(dest="command", required=True)
+    table.add_parser("create", help="create the table if it is missing")
+    args = parser.parse_args(argv)
+
+    services = build_services()
+    try:
+        if args.group == "table":
+            created = ensure_table(services.client, services.table)
+            print(f"table {services.table}: {'created' if created else 'exists'}")
+        elif args.command == "issue":
+            raw = generate_key()
+            record = services.keys.add(hash_key(raw), principal_for(args.principal).name)
+            print(f"key id: {record.key_id}\nprincipal: {record.principal}\nkey: {raw}")
+            print("The key is shown only now; store it in the agent's secret store.", file=sys.stderr)
+        elif args.command == "list":
+            for r in services.keys.list():
+                state = "active" if r.active else f"revoked at {r.revoked_at}"
+                print(f"{r.key_id}\t{r.principal}\tcreated {r.created_at}\t{state}")
+        elif args.command == "revoke":
+            if not services.keys.revoke(args.key_id):
+                print(f"no active key with id {args.key_id}", file=sys.stderr)
+                return 1
+            print(f"revoked {args.key_id}; caches drop it within 60 s")
+    except Unavailable:
+        print("the store is unavailable", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The HTTP adapter: JSON bodies, responses, authentication and the route table's dispatch."""

@@ -1,0 +1,1 @@
+"""Running the service on a laptop: an HTTP front that plays API Gateway, and an embedded store."""

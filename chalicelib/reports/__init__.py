@@ -1,0 +1,1 @@
+"""`POST /resource-provisioning/{site}/reports`: apply one resource report."""

@@ -1,0 +1,1 @@
+"""DynamoDB plumbing shared by every capability: table definition, client, codecs, error mapping."""

@@ -1,0 +1,73 @@
+"""The boto3 DynamoDB client and the round-trip counter hooked into botocore's events."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from chalicelib.config import Settings
+
+
+def make_client(settings: Settings) -> Any:
+    config = Config(
+        region_name=settings.region,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+        retries={"mode": "standard", "max_attempts": settings.max_attempts},
+        max_pool_connections=50,
+        tcp_keepalive=True,
+    )
+    return boto3.session.Session().client(
+        "dynamodb", endpoint_url=settings.endpoint_url, config=config
+    )
+
+
+class RoundTripCounter:
+    """Counts HTTP requests (retries included) and consumed capacity, per operation.
+
+    Hooks `before-send` (one event per HTTP attempt) and `after-call` (the
+    parsed response, for ConsumedCapacity). Thread-safe; used by `make bench`,
+    the metrics and the tests that pin round-trip budgets.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+        self.capacity: Counter[str] = Counter()
+        client.meta.events.register("before-send.dynamodb", self._on_send)
+        client.meta.events.register("after-call.dynamodb", self._on_after_call)
+
+    def _on_send(self, request: Any, **_: Any) -> None:
+        target = request.headers.get("X-Amz-Target", b"")
+        if isinstance(target, bytes):
+            target = target.decode()
+        with self._lock:
+            self.calls[target.rsplit(".", 1)[-1]] += 1
+
+    def _on_after_call(self, parsed: Any, model: Any, **_: Any) -> None:
+        consumed = parsed.get("ConsumedCapacity") if isinstance(parsed, dict) else None
+        if not consumed:
+            return
+        entries = consumed if isinstance(consumed, list) else [consumed]
+        units = sum(float(e.get("CapacityUnits", 0) or 0) for e in entries)
+        with self._lock:
+            self.capacity[model.name] += units
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.capacity.clear()
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return sum(self.calls.values())
+
+    @property
+    def total_capacity(self) -> float:
+        with self._lock:
+            return sum(self.capacity.values())

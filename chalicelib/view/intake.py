@@ -1,0 +1,176 @@
+"""Applying Beto's events to the view: newest revision per entity wins.
+
+Each event is one conditional write (`revision` must be newer than the stored
+one), so a duplicate or a late event is ignored and a repeated batch
+converges. Events that also maintain an index (a Project binding's entry in
+its provider ref; an accepted item's Site revision) write both in one
+transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from chalicelib.errors import BadRequest, Unavailable
+from chalicelib.store.codec import from_item, to_item, to_value
+from chalicelib.store.errors import store_errors
+from chalicelib.store.ops import TransactionCanceled, transact
+from chalicelib.view import keys
+from chalicelib.view.events import (
+    AcceptedItemEvent,
+    EventBatch,
+    MembershipEvent,
+    PartySiteBindingEvent,
+    ProjectBindingEvent,
+    ProjectEvent,
+    UsernameEvent,
+)
+
+_MAX_ATTEMPTS = 8
+
+NEWER = "attribute_not_exists(pk) OR revision < :rev"
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    applied: int
+    ignored: int
+
+    def body(self) -> dict[str, int]:
+        return {"applied": self.applied, "ignored": self.ignored}
+
+
+def parse_batch(data: dict[str, Any]) -> EventBatch:
+    """The whole batch is validated before anything is applied."""
+    try:
+        return EventBatch.model_validate(data)
+    except ValidationError:
+        raise BadRequest("invalid_request") from None
+
+
+def _attributes(event: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(key, attributes) of the entity an event names."""
+    if isinstance(event, ProjectEvent):
+        return keys.project_key(event.project_id), {
+            "projectId": event.project_id, "state": event.state,
+            "managementGeneration": event.management_generation,
+        }
+    if isinstance(event, ProjectBindingEvent):
+        return keys.project_binding_key(event.binding_id), {
+            "bindingId": event.binding_id, "projectId": event.project_id,
+            "providerProjectRef": event.provider_project_ref, "state": event.state,
+        }
+    if isinstance(event, PartySiteBindingEvent):
+        return keys.party_site_binding_key(event.party_id, event.site), {
+            "bindingId": event.binding_id, "partyId": event.party_id, "site": event.site,
+            "state": event.state,
+        }
+    if isinstance(event, UsernameEvent):
+        return keys.username_key(event.site, event.username), {
+            "site": event.site, "username": event.username, "partyId": event.party_id,
+            "verified": event.verified,
+        }
+    if isinstance(event, MembershipEvent):
+        return keys.membership_key(event.project_id, event.party_id), {
+            "projectId": event.project_id, "partyId": event.party_id,
+            "generation": event.generation, "state": event.state,
+        }
+    if isinstance(event, AcceptedItemEvent):
+        return keys.accepted_item_key(event.site, event.item_id), {
+            "itemId": event.item_id, "site": event.site, "projectId": event.project_id,
+            "partyId": event.party_id, "generation": event.generation,
+            "managementGeneration": event.management_generation, "required": event.required,
+        }
+    raise TypeError(type(event).__name__)
+
+
+class ViewIntake:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self._table = table
+
+    def apply_batch(self, batch: EventBatch) -> IntakeResult:
+        applied = 0
+        for event in batch.events:
+            applied += 1 if self.apply(event) else 0
+        return IntakeResult(applied, len(batch.events) - applied)
+
+    def apply(self, event: Any) -> bool:
+        """True when the event was newer than the view and is now applied."""
+        entity_key, attributes = _attributes(event)
+        item = {**entity_key, **to_item({**attributes, "revision": event.revision})}
+        if isinstance(event, ProjectBindingEvent):
+            return self._apply_project_binding(event, item)
+        if isinstance(event, AcceptedItemEvent):
+            return self._apply_accepted_item(event, item)
+        return self._put_if_newer(item, event.revision)
+
+    def _put_if_newer(self, item: dict[str, Any], revision: int) -> bool:
+        try:
+            with store_errors():
+                self._client.put_item(
+                    TableName=self._table, Item=item, ConditionExpression=NEWER,
+                    ExpressionAttributeValues={":rev": {"N": str(revision)}},
+                )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def _apply_accepted_item(self, event: AcceptedItemEvent, item: dict[str, Any]) -> bool:
+        # Any applied item of a Site moves that Site's retained revision on (off 0 the first time).
+        ops = [
+            {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
+                     "ExpressionAttributeValues": {":rev": {"N": str(event.revision)}}}},
+            {"Update": {"TableName": self._table, "Key": keys.retained_key(event.site),
+                        "UpdateExpression": "ADD revision :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+        ]
+        for _ in range(_MAX_ATTEMPTS):
+            try:
+                transact(self._client, ops)
+                return True
+            except TransactionCanceled as canceled:
+                if canceled.failed(0) and not canceled.conflict:
+                    return False
+        raise Unavailable()
+
+    def _apply_project_binding(self, event: ProjectBindingEvent, item: dict[str, Any]) -> bool:
+        entity_key = keys.project_binding_key(event.binding_id)
+        entry_name = keys.BINDING_ATTRIBUTE_PREFIX + event.binding_id
+        entry = to_value({"p": event.project_id, "s": event.state, "r": event.revision})
+        for _ in range(_MAX_ATTEMPTS):
+            with store_errors():
+                raw = self._client.get_item(
+                    TableName=self._table, Key=entity_key, ConsistentRead=True
+                ).get("Item")
+            old = from_item(raw)
+            if old is not None and int(old["revision"]) >= event.revision:
+                return False
+            if old is None:
+                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+            else:
+                condition = {
+                    "ConditionExpression": "revision = :old",
+                    "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}},
+                }
+            ops: list[dict[str, Any]] = [
+                {"Put": {"TableName": self._table, "Item": item, **condition}},
+                {"Update": {"TableName": self._table, "Key": keys.ref_key(event.provider_project_ref),
+                            "UpdateExpression": "SET #b = :entry",
+                            "ExpressionAttributeNames": {"#b": entry_name},
+                            "ExpressionAttributeValues": {":entry": entry}}},
+            ]
+            if old is not None and old["providerProjectRef"] != event.provider_project_ref:
+                ops.append({"Update": {"TableName": self._table,
+                                       "Key": keys.ref_key(old["providerProjectRef"]),
+                                       "UpdateExpression": "REMOVE #b",
+                                       "ExpressionAttributeNames": {"#b": entry_name}}})
+            try:
+                transact(self._client, ops)
+                return True
+            except TransactionCanceled:
+                continue  # a concurrent event for this binding won; re-read and decide again
+        raise Unavailable()

@@ -1,0 +1,55 @@
+"""Where each view entity lives in the table (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.store.codec import key
+
+
+def project_key(project_id: str) -> dict[str, Any]:
+    return key(f"VIEW#project#{project_id}")
+
+
+def project_binding_key(binding_id: str) -> dict[str, Any]:
+    return key(f"VIEW#binding#{binding_id}")
+
+
+def ref_key(provider_project_ref: str) -> dict[str, Any]:
+    """The bindings that name one provider Project ref, one attribute per binding."""
+    return key(f"REF#{provider_project_ref}")
+
+
+def party_site_binding_key(party_id: str, site: str) -> dict[str, Any]:
+    return key(f"VIEW#partysite#{party_id}#{site}")
+
+
+def username_key(site: str, username: str) -> dict[str, Any]:
+    return key(f"VIEW#username#{site}#{username}")
+
+
+def membership_key(project_id: str, party_id: str) -> dict[str, Any]:
+    return key(f"VIEW#membership#{project_id}#{party_id}")
+
+
+def accepted_item_key(site: str, item_id: str) -> dict[str, Any]:
+    return key(f"ITEMS#{site}", item_id)
+
+
+def retained_key(site: str) -> dict[str, Any]:
+    return key(f"RETAINED#{site}")
+
+
+BINDING_ATTRIBUTE_PREFIX = "b:"
+
+
+def resolve_project(ref_item: dict[str, Any] | None) -> str | None:
+    """Exactly one established binding for the ref resolves to its Project; none or several do not."""
+    if not ref_item:
+        return None
+    established = [
+        v["p"]
+        for k, v in ref_item.items()
+        if k.startswith(BINDING_ATTRIBUTE_PREFIX) and isinstance(v, dict) and v.get("s") == "established"
+    ]
+    return established[0] if len(established) == 1 else None
