@@ -17,22 +17,22 @@ ROUTE = {"methods": ALL_METHODS, "content_types": ANY_CONTENT_TYPE}
 
 
 @app.route("/resource-provisioning/{site}/reports", **ROUTE)
-def report(site: str):  # noqa: ANN201
+def report(site: str):
     return dispatch(app.current_request, api.REPORT, {"site": site})
 
 
 @app.route("/resource-provisioning/{site}/allocations/{allocationId}", **ROUTE)
-def get_allocation(site: str, allocationId: str):  # noqa: ANN201, N803
+def get_allocation(site: str, allocationId: str):  # noqa: N803
     return dispatch(app.current_request, api.GET_ALLOCATION, {"site": site, "allocationId": allocationId})
 
 
 @app.route("/resource-provisioning/{site}/projects/{providerProjectRef}", **ROUTE)
-def get_project(site: str, providerProjectRef: str):  # noqa: ANN201, N803
+def get_project(site: str, providerProjectRef: str):  # noqa: N803
     return dispatch(
         app.current_request, api.GET_PROJECT, {"site": site, "providerProjectRef": providerProjectRef}
     )
 
 
 @app.route("/api/resource-provisioning/events", **ROUTE)
-def intake_events():  # noqa: ANN201
+def intake_events():
     return dispatch(app.current_request, api.INTAKE_EVENTS, {})

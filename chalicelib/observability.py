@@ -6,12 +6,15 @@ outcome, rejection code and latency. Never keys, never request bodies.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from aws_lambda_powertools import Logger
 
 SERVICE_NAME = "resource-provisioning"
+
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 logger = Logger(service=SERVICE_NAME, level=os.environ.get("RP_LOG_LEVEL", "INFO"))
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _PATTERN = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", re.ASCII
 )
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class InvalidInstant(ValueError):
@@ -73,7 +73,7 @@ def parse_instant(text: str) -> Instant:
             raise InvalidInstant("no such offset")
         offset = (off_h * 3600 + off_m * 60) * (1 if zone[0] == "+" else -1)
     try:
-        local = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+        local = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     except ValueError as exc:
         raise InvalidInstant("no such calendar instant") from exc
     seconds = (local - _EPOCH) // timedelta(seconds=1) - offset

@@ -32,7 +32,7 @@ def start_embedded_store() -> tuple[Any, str]:
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    port = server._server.server_port  # noqa: SLF001 - moto exposes no public accessor
+    port = server._server.server_port
     return server, f"http://127.0.0.1:{port}"
 
 
@@ -77,7 +77,7 @@ def make_handler(gateway: Any) -> type[BaseHTTPRequestHandler]:
             if self.command != "HEAD":
                 self.wfile.write(payload)
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve  # noqa: N815
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return  # the app logs each request as structured JSON

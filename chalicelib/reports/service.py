@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.allocations.repository import check_op, put_op, record_from_item
 from chalicelib.allocations.repository import allocation_key as allocation_item_key
+from chalicelib.allocations.repository import check_op, put_op, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.errors import Unavailable
 from chalicelib.http.bodies import validate_model

@@ -22,6 +22,7 @@ is one small query.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 TTL_ATTRIBUTE = "expiresAt"
@@ -74,11 +75,10 @@ def ensure_table(client: Any, table_name: str) -> bool:
     client.get_waiter("table_exists").wait(
         TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
     )
-    try:
+    # Some emulators do not implement TTL; expiry is housekeeping, not correctness.
+    with contextlib.suppress(client.exceptions.ClientError):
         client.update_time_to_live(
             TableName=table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         )
-    except client.exceptions.ClientError:  # some emulators do not implement TTL
-        pass
     return True

@@ -7,7 +7,7 @@ duplicates and out-of-order delivery are harmless.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
@@ -73,14 +73,7 @@ class AcceptedItemEvent(_Event):
 
 
 Event = Annotated[
-    Union[
-        ProjectEvent,
-        ProjectBindingEvent,
-        PartySiteBindingEvent,
-        UsernameEvent,
-        MembershipEvent,
-        AcceptedItemEvent,
-    ],
+    ProjectEvent | ProjectBindingEvent | PartySiteBindingEvent | UsernameEvent | MembershipEvent | AcceptedItemEvent,
     Field(discriminator="type"),
 ]
 
