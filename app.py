@@ -7,7 +7,11 @@ every content type so that a non-JSON body is our 400, never Chalice's 415.
 
 from __future__ import annotations
 
+import os
+
 from chalicelib import api
+from chalicelib.runtime import services
+from chalicelib.view.sqs import consume
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.http.dispatch import ALL_METHODS, ANY_CONTENT_TYPE, dispatch
 
@@ -19,6 +23,21 @@ ROUTE = {"methods": ALL_METHODS, "content_types": ANY_CONTENT_TYPE}
 @app.route("/resource-provisioning/{site}/reports", **ROUTE)
 def report(site: str):
     return dispatch(app.current_request, api.REPORT, {"site": site})
+
+
+@app.route("/resource-provisioning/{site}/accounts", **ROUTE)
+def report_accounts(site: str):  # noqa: ANN201
+    return dispatch(app.current_request, api.REPORT_ACCOUNTS, {"site": site})
+
+
+@app.route("/resource-provisioning/{site}/members/{username}", **ROUTE)
+def get_member(site: str, username: str):  # noqa: ANN201
+    return dispatch(app.current_request, api.GET_MEMBER, {"site": site, "username": username})
+
+
+@app.route("/resource-provisioning/{site}/retained-accounts", **ROUTE)
+def get_retained_accounts(site: str):  # noqa: ANN201
+    return dispatch(app.current_request, api.GET_RETAINED_ACCOUNTS, {"site": site})
 
 
 @app.route("/resource-provisioning/{site}/allocations/{allocationId}", **ROUTE)
@@ -36,3 +55,8 @@ def get_project(site: str, providerProjectRef: str):  # noqa: N803
 @app.route("/api/resource-provisioning/events", **ROUTE)
 def intake_events():
     return dispatch(app.current_request, api.INTAKE_EVENTS, {})
+
+
+@app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)
+def view_events(event):  # noqa: ANN001, ANN201
+    consume(services(), [record.body for record in event])

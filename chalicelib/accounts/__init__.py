@@ -1,0 +1,1 @@
+"""accounts capability (issue 3)."""

@@ -1,0 +1,1 @@
+"""members capability (issue 3)."""

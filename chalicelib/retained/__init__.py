@@ -1,0 +1,1 @@
+"""retained capability (issue 3)."""
