@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 
 from chalicelib import api
-from chalicelib.runtime import services
-from chalicelib.view.sqs import consume
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.http.dispatch import ALL_METHODS, ANY_CONTENT_TYPE, dispatch
+from chalicelib.runtime import services
+from chalicelib.view.sqs import consume
 
 app = ThreadSafeChalice(app_name="resource-provisioning")
 
@@ -26,17 +26,17 @@ def report(site: str):
 
 
 @app.route("/resource-provisioning/{site}/accounts", **ROUTE)
-def report_accounts(site: str):  # noqa: ANN201
+def report_accounts(site: str):
     return dispatch(app.current_request, api.REPORT_ACCOUNTS, {"site": site})
 
 
 @app.route("/resource-provisioning/{site}/members/{username}", **ROUTE)
-def get_member(site: str, username: str):  # noqa: ANN201
+def get_member(site: str, username: str):
     return dispatch(app.current_request, api.GET_MEMBER, {"site": site, "username": username})
 
 
 @app.route("/resource-provisioning/{site}/retained-accounts", **ROUTE)
-def get_retained_accounts(site: str):  # noqa: ANN201
+def get_retained_accounts(site: str):
     return dispatch(app.current_request, api.GET_RETAINED_ACCOUNTS, {"site": site})
 
 
@@ -58,5 +58,5 @@ def intake_events():
 
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)
-def view_events(event):  # noqa: ANN001, ANN201
+def view_events(event):
     consume(services(), [record.body for record in event])
