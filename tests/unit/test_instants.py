@@ -1,0 +1,59 @@
+"""Timestamps compared as exact instants."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chalicelib.contract.instants import InvalidInstant, parse_instant
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "order"),
+    [
+        ("2026-01-01T00:00:00Z", "2026-01-01T01:00:00+01:00", 0),
+        ("2026-01-01T00:00:00Z", "2025-12-31T23:00:00-01:00", 0),
+        ("2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00.50000Z", 0),
+        ("2026-01-01T00:00:00.1Z", "2026-01-01T00:00:00.09999999999999999999999Z", 1),
+        ("2026-01-01T00:00:00.000000000000000000000000001Z", "2026-01-01T00:00:00Z", 1),
+        ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000Z", 0),
+        ("2026-01-01T00:00:01Z", "2026-01-01T00:00:00.999999999Z", 1),
+        ("2026-01-01T00:30:00+00:31", "2026-01-01T00:00:00Z", -1),
+    ],
+)
+def test_ordering(a, b, order):
+    x, y = parse_instant(a), parse_instant(b)
+    assert ((x > y) - (x < y)) == order
+    assert (x == y) == (order == 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-02-30T00:00:00Z", "2026-02-30T25:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z",
+        "2026-01-01T00:00:60Z", "2026-13-01T00:00:00Z", "0000-01-01T00:00:00Z", "2026-01-01T00:00:00+24:00",
+        "2026-01-01T00:00:00+01:60", "2026-01-01T00:00:00", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00Z\n",
+        "２０２６-01-01T00:00:00Z", "2026-01-01T00:00:00.Z",
+    ],
+)
+def test_rejects_what_is_no_instant(text):
+    with pytest.raises(InvalidInstant):
+        parse_instant(text)
+
+
+def test_leap_year_day_is_real():
+    parse_instant("2024-02-29T12:00:00Z")
+
+
+@given(
+    st.datetimes(min_value=datetime(1000, 1, 2), max_value=datetime(9998, 12, 30), timezones=st.just(timezone.utc)),
+    st.integers(-23 * 60, 23 * 60),
+)
+def test_offsets_name_the_same_instant(moment, offset_minutes):
+    utc_text = moment.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
+    local = moment.astimezone(timezone(timedelta(minutes=offset_minutes)))
+    sign = "+" if offset_minutes >= 0 else "-"
+    hh, mm = divmod(abs(offset_minutes), 60)
+    local_text = local.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{hh:02d}:{mm:02d}"
+    assert parse_instant(utc_text) == parse_instant(local_text)
