@@ -1,0 +1,121 @@
+"""The view: event intake (validation, revision ordering) and Project resolution."""
+
+import pytest
+
+from tests.integration.helpers import EVENTS, bind
+from tests.support import factories as f
+
+
+def post_events(api, events):
+    return api.post(EVENTS, {"events": events}, key="service")
+
+
+def project_of(api, ref, site="k8s"):
+    return api.get(f"/resource-provisioning/{site}/projects/{ref}", key=site)
+
+
+def test_binding_alone_resolves(api):
+    bind(api, ref="wp-1")
+    answer = project_of(api, "wp-1")
+    assert (answer.status, answer.body) == (200, {"projectId": f.PROJECT})
+    assert project_of(api, "wp-1", site="slurm").body == {"projectId": f.PROJECT}
+
+
+def test_closed_project_still_resolves(api):
+    bind(api, ref="wp-1")
+    assert post_events(api, [f.project_event(state="closed")]).body == {"applied": 1, "ignored": 0}
+    assert project_of(api, "wp-1").body == {"projectId": f.PROJECT}
+
+
+def test_unknown_and_ambiguous_refs_are_404(api):
+    assert project_of(api, "wp-unknown").status == 404
+    bind(api, ref="wp-2", binding_id="b-1")
+    bind(api, ref="wp-2", binding_id="b-2")  # same Project twice is still two bindings
+    assert (project_of(api, "wp-2").status, project_of(api, "wp-2").body) == (404, {"code": "not_found"})
+    bind(api, ref="wp-2", binding_id="b-2", state="retired", revision=2)
+    assert project_of(api, "wp-2").status == 200
+
+
+def test_retired_binding_does_not_resolve(api):
+    bind(api, ref="wp-1")
+    bind(api, ref="wp-1", state="retired", revision=2)
+    assert project_of(api, "wp-1").status == 404
+
+
+def test_a_binding_that_moves_to_another_ref_leaves_the_old_one(api):
+    bind(api, ref="wp-1")
+    bind(api, ref="wp-9", revision=2)
+    assert project_of(api, "wp-1").status == 404
+    assert project_of(api, "wp-9").body == {"projectId": f.PROJECT}
+
+
+def test_older_and_duplicate_events_are_ignored(api):
+    newer = f.binding_event("b-1", "wp-1", state="retired", revision=5)
+    older = f.binding_event("b-1", "wp-1", state="established", revision=4)
+    assert post_events(api, [newer, older, newer]).body == {"applied": 1, "ignored": 2}
+    assert project_of(api, "wp-1").status == 404
+    assert post_events(api, [f.project_event(revision=3), f.project_event(revision=3)]).body == {
+        "applied": 1, "ignored": 1}
+
+
+def test_malformed_provider_project_ref_is_400(api):
+    assert project_of(api, "-bad").status == 400
+    assert project_of(api, "a" * 129).status == 400
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        {"events": [{"type": "mystery", "revision": 1}]},
+        {"events": [{**f.project_event(), "revision": 0}]},
+        {"events": [{**f.project_event(), "projectId": "not-an-id"}]},
+        {"events": [{k: v for k, v in f.binding_event("b", "r").items() if k != "state"}]},
+        {"events": [{**f.project_event(), "state": "open"}]},
+        {"events": [{**f.project_event(), "revision": "1"}]},
+        {"events": [f.project_event()] * 501},
+        {"events": {}},
+        {"other": []},
+        {},
+    ],
+)
+def test_invalid_batches_apply_nothing(api, batch):
+    valid_first = f.binding_event("b-x", "wp-x")
+    events = batch.get("events")
+    if isinstance(events, list):
+        batch = {"events": [valid_first, *events]}
+    answer = api.post(EVENTS, batch, key="service")
+    assert answer.status == 400 and set(answer.body) == {"code"}
+    assert project_of(api, "wp-x").status == 404  # nothing applied
+
+
+def test_a_full_batch_of_500_is_accepted(api):
+    events = [f.binding_event(f"b-{i}", f"wp-{i}", revision=1) for i in range(500)]
+    assert post_events(api, events).body == {"applied": 500, "ignored": 0}
+
+
+def test_all_event_types_are_accepted(api):
+    party = "33333333-3333-4333-8333-333333333333"
+    events = [
+        f.project_event(),
+        f.binding_event("b-1", "wp-1"),
+        {"type": "party_site_binding", "bindingId": "sb-1", "partyId": party, "site": "k8s",
+         "state": "established", "revision": 1},
+        {"type": "username", "site": "k8s", "username": "alice", "partyId": party, "verified": True, "revision": 1},
+        {"type": "membership", "projectId": f.PROJECT, "partyId": party, "generation": 1, "state": "member",
+         "revision": 1},
+        {"type": "accepted_item", "itemId": "it-1", "site": "k8s", "projectId": f.PROJECT, "partyId": party,
+         "generation": 1, "managementGeneration": 1, "required": True, "revision": 1},
+    ]
+    assert post_events(api, events).body == {"applied": 6, "ignored": 0}
+    assert post_events(api, events).body == {"applied": 0, "ignored": 6}
+
+
+def test_sqs_messages_feed_the_same_intake(services):
+    import json
+
+    from chalicelib.view.sqs import consume
+
+    envelope = {"version": "0", "detail-type": "beto.view", "source": "beto", "detail": f.binding_event("b", "wp-s")}
+    batch = {"events": [f.project_event()]}
+    result = consume(services, [json.dumps(envelope), json.dumps(batch), json.dumps(f.project_event(revision=2))])
+    assert (result.applied, result.ignored) == (3, 0)
