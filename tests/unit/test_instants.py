@@ -1,6 +1,6 @@
 """Timestamps compared as exact instants."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -34,7 +34,7 @@ def test_ordering(a, b, order):
         "2026-02-30T00:00:00Z", "2026-02-30T25:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z",
         "2026-01-01T00:00:60Z", "2026-13-01T00:00:00Z", "0000-01-01T00:00:00Z", "2026-01-01T00:00:00+24:00",
         "2026-01-01T00:00:00+01:60", "2026-01-01T00:00:00", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00Z\n",
-        "２０２６-01-01T00:00:00Z", "2026-01-01T00:00:00.Z",
+        "\uff12\uff10\uff12\uff16-01-01T00:00:00Z", "2026-01-01T00:00:00.Z",
     ],
 )
 def test_rejects_what_is_no_instant(text):
@@ -47,7 +47,7 @@ def test_leap_year_day_is_real():
 
 
 @given(
-    st.datetimes(min_value=datetime(1000, 1, 2), max_value=datetime(9998, 12, 30), timezones=st.just(timezone.utc)),
+    st.datetimes(min_value=datetime(1000, 1, 2), max_value=datetime(9998, 12, 30), timezones=st.just(UTC)),
     st.integers(-23 * 60, 23 * 60),
 )
 def test_offsets_name_the_same_instant(moment, offset_minutes):

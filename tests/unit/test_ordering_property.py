@@ -1,5 +1,7 @@
 """Any permutation of a set of reports ends in the state of the newest (pure decision rules)."""
 
+from datetime import UTC
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,9 +35,9 @@ def report_sets(draw, states=live_states):
 
 
 def _stamp(seconds: int, frac: str, offset: str) -> str:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    base = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    base = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
     if offset == "Z":
         return base.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
     sign = 1 if offset[0] == "+" else -1

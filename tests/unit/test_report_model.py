@@ -27,7 +27,7 @@ def test_integral_float_is_an_integer():
 @pytest.mark.parametrize("value", ["1.5", '"1"', "true", "-1", "9007199254740992", "1e400", "NaN", "null"])
 def test_non_integers_are_refused(value):
     body = '{"requestId":"r","resource":{"resourceRef":"a","offeringRef":"b","providerProjectRef":"c",' \
-           '"providerState":"OK","paused":false,"configured":{"cpu":%s},"observedAt":"2026-01-01T00:00:00Z"}}' % value
+           f'"providerState":"OK","paused":false,"configured":{{"cpu":{value}}},"observedAt":"2026-01-01T00:00:00Z"}}}}'
     assert code_of(body.encode()) in ("invalid_request", "invalid_json")
 
 
