@@ -1,0 +1,117 @@
+"""Store failures: 503 `unavailable`, nothing half-applied, and a repeat converges."""
+
+import socket
+
+import pytest
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
+from chalicelib.runtime import build_services, use_services
+from tests.conftest import make_settings
+from tests.integration.helpers import EVENTS, allocation, bind, send
+from tests.support import factories as f
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dead_store(services):
+    """The same service, pointed at a loopback port where nothing listens."""
+    dead = build_services(make_settings(f"http://127.0.0.1:{closed_port()}", services.table,
+                                        max_attempts=2, connect_timeout=0.5, read_timeout=0.5))
+    use_services(dead)
+    yield dead
+    use_services(services)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/resource-provisioning/k8s/reports", f.report("r1")),
+        ("GET", "/resource-provisioning/k8s/allocations/6f1b2a52-4c8e-5d0a-9b7e-3a1c2d4e5f60", None),
+        ("GET", "/resource-provisioning/k8s/projects/wp-1", None),
+        ("POST", EVENTS, {"events": [f.project_event()]}),
+    ],
+)
+def test_unreachable_store_is_503(api, services, method, path, body):
+    key = "service" if path == EVENTS else "k8s"
+    api.get("/resource-provisioning/k8s/projects/warm-the-key-cache", key=key)
+    dead = build_services(make_settings(f"http://127.0.0.1:{closed_port()}", services.table,
+                                        max_attempts=2, connect_timeout=0.5, read_timeout=0.5))
+    dead.authenticator = services.authenticator  # keys cached before the outage still authenticate
+    use_services(dead)
+    try:
+        answer = api.request(method, path, key=key, json_body=body)
+    finally:
+        use_services(services)
+    assert (answer.status, answer.body) == (503, {"code": "unavailable"})
+
+
+def test_unknown_key_during_outage_is_503_not_401(api, dead_store):
+    # The key cannot be checked: say so, rather than claim it is wrong.
+    answer = api.post("/resource-provisioning/k8s/reports", f.report(), key="k8s")
+    assert (answer.status, answer.body) == (503, {"code": "unavailable"})
+
+
+def _fail(client, event_name, exc):
+    def hook(**_):
+        raise exc
+
+    client.meta.events.register(event_name, hook, unique_id="fault")
+    return lambda: client.meta.events.unregister(event_name, unique_id="fault")
+
+
+def test_failure_before_the_write_stores_nothing(api, services):
+    bind(api)
+    send(api, f.report("r0", observedAt="2026-03-01T09:00:00Z"))
+    restore = _fail(services.client, "before-send.dynamodb.TransactWriteItems",
+                    EndpointConnectionError(endpoint_url="http://store"))
+    try:
+        failed = send(api, f.report("r1", paused=True))
+    finally:
+        restore()
+    assert (failed.status, failed.body) == (503, {"code": "unavailable"})
+    repeat = send(api, f.report("r1", paused=True))
+    assert (repeat.status, repeat.body["lifecycle"], repeat.body["revision"]) == (200, "suspended", 2)
+
+
+def test_lost_response_after_commit_converges_on_repeat(api, services):
+    bind(api)
+    send(api, f.report("r0", observedAt="2026-03-01T09:00:00Z"))
+    restore = _fail(services.client, "after-call.dynamodb.TransactWriteItems",
+                    ReadTimeoutError(endpoint_url="http://store"))
+    try:
+        failed = send(api, f.report("r1", paused=True))
+    finally:
+        restore()
+    assert (failed.status, failed.body) == (503, {"code": "unavailable"})
+    repeat = send(api, f.report("r1", paused=True))
+    # exactly one application: revision 2, not 3; and the repeat is the saved result
+    assert (repeat.status, repeat.body["revision"]) == (200, 2)
+    assert allocation(api, repeat.body["allocationId"]).body["revision"] == 2
+    assert send(api, f.report("r1", paused=True)).body == repeat.body
+
+
+def test_intake_outage_midway_converges(api, services):
+    events = [f.binding_event(f"b-{i}", f"wp-{i}") for i in range(10)]
+    calls = {"n": 0}
+
+    def flaky(**_):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise EndpointConnectionError(endpoint_url="http://store")
+
+    services.client.meta.events.register("before-send.dynamodb", flaky, unique_id="flaky")
+    try:
+        first = api.post(EVENTS, {"events": events}, key="service")
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb", unique_id="flaky")
+    assert first.status in (200, 503)
+    again = api.post(EVENTS, {"events": events}, key="service")
+    assert again.status == 200
+    assert again.body["applied"] + again.body["ignored"] == 10
+    for i in range(10):
+        assert api.get(f"/resource-provisioning/k8s/projects/wp-{i}", key="k8s").status == 200
