@@ -11,6 +11,7 @@ registered as valid keys; any that is not set is generated and printed once.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -30,6 +31,7 @@ def start_embedded_store() -> tuple[Any, str]:
     """moto's DynamoDB in this process, in memory, on a free loopback port."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     port = server._server.server_port
