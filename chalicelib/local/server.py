@@ -21,6 +21,7 @@ from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
 from chalicelib.config import Settings
+from chalicelib.local.gateway import GATEWAY_MAX_BODY, LocalGateway
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 
@@ -63,18 +64,32 @@ def make_handler(gateway: Any) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0 or length > GATEWAY_MAX_BODY:
+                # Refuse without reading it, as API Gateway does; the connection cannot be reused.
+                self.close_connection = True
+                self._send(400, {"Content-Type": "application/json"},
+                           b'{"code":"too_large"}' if length > 0 else b'{"code":"invalid_request"}')
+                return
             body = self.rfile.read(length) if length > 0 else None
             headers = {k: v for k, v in self.headers.items()}
             response = gateway.handle(self.command, self.path, headers, body)
             payload = response.get("body") or b""
             if isinstance(payload, str):
                 payload = payload.encode("utf-8")
-            self.send_response(int(response["statusCode"]))
-            for name, value in (response.get("headers") or {}).items():
+            self._send(int(response["statusCode"]), response.get("headers") or {}, payload)
+
+        def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+            self.send_response(status)
+            for name, value in headers.items():
                 if name.lower() not in ("content-length", "connection"):
                     self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(payload)
@@ -89,8 +104,6 @@ def make_handler(gateway: Any) -> type[BaseHTTPRequestHandler]:
 
 def main() -> int:
     from app import app
-    from chalicelib.local.gateway import LocalGateway
-
     port = int(os.environ.get("PORT", "8000"))
     use_local_credentials()
     embedded = None
