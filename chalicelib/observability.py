@@ -1,22 +1,130 @@
 """Structured logs and metrics (aws-lambda-powertools).
 
-One log line per request: request id, site, operation, allocationId, status,
-outcome, rejection code and latency. Never keys, never request bodies.
+Logs: one JSON line per request ("request") and one per SQS batch of view
+events ("view events"). A request line carries the operation, status,
+outcome, code (the rejection code of a refused report, or the error code),
+site, allocationId, the report's own requestId (`clientRequestId`), API
+Gateway's and Lambda's request ids, latency and whether the process was cold.
+Fields are picked one by one from what the service already validated or
+answered; the Authorization header and request bodies are never read here,
+so they cannot be logged.
+
+Metrics: CloudWatch Embedded Metric Format (Powertools), namespace
+POWERTOOLS_METRICS_NAMESPACE, every metric with the `service` dimension:
+
+| metric                                   | unit         | dimensions         |
+|------------------------------------------|--------------|--------------------|
+| Requests; Unavailable (1 for a 503, or 0) | Count        | operation          |
+| Latency (the handler's, per request)     | Milliseconds | operation          |
+| Reports (report), AccountReports          | Count        | outcome, code      |
+| IntakeEventsApplied, IntakeEventsIgnored | Count        | source (http, sqs) |
+
+They are flushed at the end of each request and each SQS batch, which in
+Lambda is every invocation. They are on in Lambda and off elsewhere (`make
+run`, tests, bench) unless POWERTOOLS_METRICS_DISABLED says otherwise
+(`false` prints the EMF lines to stdout locally).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-SERVICE_NAME = "resource-provisioning"
+SERVICE_NAME = os.environ.get("POWERTOOLS_SERVICE_NAME") or "resource-provisioning"
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "ResourceProvisioning"
+
+# Metric names per operation for the two report kinds (by outcome and code).
+REPORT_METRICS = {"report": "Reports", "reportAccounts": "AccountReports"}
+NO_CODE = "none"
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
-logger = Logger(service=SERVICE_NAME, level=os.environ.get("RP_LOG_LEVEL", "INFO"))
+# RP_LOG_LEVEL wins; otherwise Powertools' own resolution (POWERTOOLS_LOG_LEVEL, Lambda's, INFO).
+logger = Logger(service=SERVICE_NAME, level=os.environ.get("RP_LOG_LEVEL") or None)
+
+# Only values of these shapes are logged from the path (anything else is attacker-chosen text).
+_SITE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")  # the contract's Opaque
+_CODE = re.compile(r"^[a-z][a-z_]{0,63}$")
+
+_cold = True
+_cold_lock = threading.Lock()
+
+
+def _cold_start() -> bool:
+    global _cold
+    with _cold_lock:
+        cold, _cold = _cold, False
+    return cold
+
+
+def _shaped(value: Any, pattern: re.Pattern[str]) -> str | None:
+    return value if isinstance(value, str) and pattern.fullmatch(value) else None
+
+
+def metrics_enabled() -> bool:
+    """POWERTOOLS_METRICS_DISABLED (or POWERTOOLS_DEV) when set; otherwise on only inside Lambda."""
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "") != "" or os.environ.get("POWERTOOLS_DEV"):
+        return not is_metrics_disabled()
+    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+
+
+def _emit(dimensions: Mapping[str, str], values: list[tuple[str, str, float]]) -> None:
+    """One EMF document: its own metric set (so threads never share one), flushed at once."""
+    metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE_NAME)
+    for name, value in dimensions.items():
+        metrics.add_dimension(name=name, value=value)
+    for name, unit, value in values:
+        metrics.add_metric(name=name, unit=unit, value=value)
+    metrics.flush_metrics()
+
+
+def _outcome(status: int, body: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(outcome, code): `accepted`/`rejected` with the rejection code, `ok`, or `error` with the error code."""
+    outcome = body.get("outcome")
+    if outcome in ("accepted", "rejected"):
+        rejection = body.get("rejection")
+        code = rejection.get("code") if isinstance(rejection, Mapping) else None
+        return outcome, _shaped(code, _CODE)
+    if status < 400:
+        return "ok", None
+    return "error", _shaped(body.get("code"), _CODE)
+
+
+def request_fields(
+    *, operation: str, status: int, latency_ms: float, request: Any, params: Mapping[str, str],
+    body: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The log fields of one request. Reads only the request's context, never its headers or body."""
+    body = body or {}
+    outcome, code = _outcome(status, body)
+    context = getattr(request, "context", None)
+    lambda_context = getattr(request, "lambda_context", None)
+    fields: dict[str, Any] = {
+        "operation": operation,
+        "status": status,
+        "outcome": outcome,
+        "code": code,
+        "site": _shaped(params.get("site"), _SITE),
+        "allocationId": _shaped(body.get("allocationId"), _UUID) or _shaped(params.get("allocationId"), _UUID),
+        "clientRequestId": _shaped(body.get("requestId"), _TOKEN),
+        "requestId": context.get("requestId") if isinstance(context, dict) else None,
+        "lambdaRequestId": getattr(lambda_context, "aws_request_id", None),
+        "latencyMs": round(latency_ms, 2),
+        "coldStart": _cold_start(),
+    }
+    if status == 200 and isinstance(body.get("applied"), int) and isinstance(body.get("ignored"), int):
+        fields["applied"], fields["ignored"] = body["applied"], body["ignored"]
+    return fields
 
 
 def record_request(
@@ -24,23 +132,38 @@ def record_request(
     operation: str,
     status: int,
     latency_ms: float,
-    request_id: str | None,
-    site: str | None,
-    body: dict[str, Any] | None,
+    request: Any,
+    params: Mapping[str, str],
+    body: Mapping[str, Any] | None,
 ) -> None:
-    body = body or {}
-    rejection = body.get("rejection") or {}
-    code = rejection.get("code") if rejection else body.get("code")
-    logger.info(
-        "request",
-        extra={
-            "operation": operation,
-            "status": status,
-            "site": site,
-            "requestId": request_id,
-            "allocationId": body.get("allocationId"),
-            "outcome": body.get("outcome") or ("ok" if status < 400 else "error"),
-            "code": code,
-            "latencyMs": round(latency_ms, 2),
-        },
-    )
+    """Called once per request by chalicelib.http.dispatch: the log line, then the metrics."""
+    fields = request_fields(operation=operation, status=status, latency_ms=latency_ms, request=request,
+                            params=params, body=body)
+    (logger.warning if status >= 500 else logger.info)("request", extra=fields)
+    if not metrics_enabled():
+        return
+    _emit({"operation": operation}, [
+        ("Requests", MetricUnit.Count, 1),
+        ("Unavailable", MetricUnit.Count, 1 if status == 503 else 0),
+        ("Latency", MetricUnit.Milliseconds, latency_ms),
+    ])
+    if operation in REPORT_METRICS:
+        _emit({"outcome": fields["outcome"], "code": fields["code"] or NO_CODE},
+              [(REPORT_METRICS[operation], MetricUnit.Count, 1)])
+    if "applied" in fields:
+        _record_intake_metrics("http", fields["applied"], fields["ignored"])
+
+
+def _record_intake_metrics(source: str, applied: int, ignored: int) -> None:
+    _emit({"source": source}, [
+        ("IntakeEventsApplied", MetricUnit.Count, applied),
+        ("IntakeEventsIgnored", MetricUnit.Count, ignored),
+    ])
+
+
+def record_intake(*, source: str, messages: int, applied: int, ignored: int) -> None:
+    """Called once per SQS batch of view events (chalicelib.view.sqs): the log line, then the metrics."""
+    logger.info("view events", extra={"source": source, "messages": messages, "applied": applied,
+                                      "ignored": ignored, "coldStart": _cold_start()})
+    if metrics_enabled():
+        _record_intake_metrics(source, applied, ignored)

@@ -47,11 +47,6 @@ def _authorize(svc: Services, operation: Operation, request: Any, params: dict[s
         raise Unauthorized()
 
 
-def _request_id(request: Any) -> str | None:
-    context = getattr(request, "context", None)
-    return context.get("requestId") if isinstance(context, dict) else None
-
-
 def dispatch(request: Any, operation: Operation, params: dict[str, str]) -> Response:
     started = time.perf_counter()
     headers: dict[str, str] = {}
@@ -67,7 +62,8 @@ def dispatch(request: Any, operation: Operation, params: dict[str, str]) -> Resp
         if isinstance(exc, Unauthorized):
             headers["WWW-Authenticate"] = "Bearer"
         if isinstance(exc, Unavailable):
-            logger.warning("unavailable", extra={"operation": operation.name, "cause": repr(exc.__cause__)})
+            # The class only: a store error's message may quote item values.
+            logger.warning("unavailable", extra={"operation": operation.name, "cause": type(exc.__cause__).__name__})
     except Exception:  # noqa: BLE001 - the contract allows no 5xx but 503
         logger.exception("unexpected failure", extra={"operation": operation.name})
         status, body = 503, error_body("unavailable")
@@ -75,8 +71,8 @@ def dispatch(request: Any, operation: Operation, params: dict[str, str]) -> Resp
         operation=operation.name,
         status=status,
         latency_ms=(time.perf_counter() - started) * 1000,
-        request_id=_request_id(request),
-        site=params.get("site"),
+        request=request,
+        params=params,
         body=body,
     )
     return json_response(status, body, headers)

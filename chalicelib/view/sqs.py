@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chalicelib.observability import record_intake
 from chalicelib.runtime import Services
 from chalicelib.view.intake import IntakeResult, ViewIntake, parse_batch
 
@@ -31,4 +32,5 @@ def consume(services: Services, bodies: list[str]) -> IntakeResult:
     for batch in batches:
         result = intake.apply_batch(batch)
         applied, ignored = applied + result.applied, ignored + result.ignored
+    record_intake(source="sqs", messages=len(bodies), applied=applied, ignored=ignored)
     return IntakeResult(applied, ignored)

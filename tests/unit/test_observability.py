@@ -1,0 +1,134 @@
+"""The request log line carries the fields operators need and never a key or a body; metrics are EMF."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import pytest
+
+from chalicelib import observability
+from chalicelib.observability import logger, metrics_enabled, record_request
+from chalicelib.view.sqs import consume
+from tests.support import factories as f
+
+SENTINEL = "sentinel-body-value-7f3a"
+
+
+@pytest.fixture
+def capture() -> Iterator[io.StringIO]:
+    """Everything the service logger writes while the test runs (its handler's stream, swapped)."""
+    buffer = io.StringIO()
+    handler = logger.registered_handler
+    previous = handler.setStream(buffer)
+    try:
+        yield buffer
+    finally:
+        handler.setStream(previous)
+
+
+def _requests(stream: io.StringIO) -> tuple[str, list[dict]]:
+    raw = stream.getvalue()
+    lines = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    return raw, [line for line in lines if line.get("message") == "request"]
+
+
+def test_request_line_has_the_fields_and_never_the_key_or_body(api, keys, capture):
+    stream = capture
+    bind = {"events": [f.binding_event("b-1", "wproj-1")]}
+    assert api.post("/api/resource-provisioning/events", bind, key="service").status == 200
+    report = f.report(resourceRef=SENTINEL, offeringRef=SENTINEL, observedAt="2026-03-01T10:00:00Z")
+    accepted = api.post("/resource-provisioning/k8s/reports", report, key="k8s")
+    assert accepted.status == 200
+    stale = f.report(resourceRef=SENTINEL, offeringRef=SENTINEL, observedAt="2026-03-01T09:00:00Z")
+    refused = api.post("/resource-provisioning/k8s/reports", stale, key="k8s")
+    assert refused.status == 422 and refused.body["rejection"]["code"] == "stale"
+    wrong_key = "wrong-key-" + SENTINEL
+    assert api.post("/resource-provisioning/k8s/reports", report, key=wrong_key).status == 401
+
+    raw, lines = _requests(stream)
+    intake, first, second, unauthorized = lines
+    assert intake["operation"] == "intakeEvents" and (intake["applied"], intake["ignored"]) == (1, 0)
+    assert {k: first[k] for k in ("operation", "status", "site", "outcome", "allocationId", "clientRequestId")} == {
+        "operation": "report", "status": 200, "site": "k8s", "outcome": "accepted",
+        "allocationId": accepted.body["allocationId"], "clientRequestId": report["requestId"],
+    }
+    # chalice's test client has no API Gateway request id; Lambda's is always there
+    assert "code" not in first and isinstance(first["latencyMs"], float | int) and first["lambdaRequestId"]
+    assert (second["outcome"], second["code"], second["allocationId"]) == ("rejected", "stale",
+                                                                            accepted.body["allocationId"])
+    assert (unauthorized["status"], unauthorized["outcome"], unauthorized["code"]) == (401, "error", "unauthorized")
+    for secret in (*keys.values(), wrong_key, SENTINEL, "Bearer", "wproj-1"):
+        assert secret not in raw, f"{secret!r} leaked into the logs"
+    assert "authorization" not in raw.lower()
+
+
+def test_path_values_of_the_wrong_shape_are_not_logged(capture):
+    stream = capture
+    request = SimpleNamespace(context={"requestId": "gw-1"}, headers={"authorization": "Bearer k"})
+    record_request(operation="getAllocation", status=400, latency_ms=1.0, request=request,
+                   params={"site": "k8s\n<script>", "allocationId": "../../etc"},
+                   body={"code": "invalid_allocation_id"})
+    raw, [line] = _requests(stream)
+    assert "site" not in line and "allocationId" not in line
+    assert line["code"] == "invalid_allocation_id" and line["requestId"] == "gw-1"
+    assert "script" not in raw and "etc" not in raw
+
+
+def test_sqs_batch_is_logged_with_its_counts(services, capture):
+    stream = capture
+    event = f.project_event()
+    result = consume(services, [json.dumps(event), json.dumps({"detail-type": "project", "detail": event})])
+    assert (result.applied, result.ignored) == (1, 1)
+    [line] = [json.loads(x) for x in stream.getvalue().splitlines() if '"view events"' in x]
+    assert (line["source"], line["messages"], line["applied"], line["ignored"]) == ("sqs", 2, 1, 1)
+
+
+def test_metrics_are_on_in_lambda_and_off_elsewhere_unless_told(monkeypatch):
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    monkeypatch.delenv("POWERTOOLS_DEV", raising=False)
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    assert not metrics_enabled()
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "resource-provisioning-dev")
+    assert metrics_enabled()
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    assert not metrics_enabled()
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    assert metrics_enabled()
+
+
+def _emf(out: str) -> list[dict]:
+    return [doc for doc in (json.loads(x) for x in out.splitlines() if x.startswith('{"_aws"'))]
+
+
+def test_metrics_are_emf_flushed_per_request(monkeypatch, capsys, capture):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    request = SimpleNamespace(context={"requestId": "gw-1"})
+    body = {"requestId": "r-1", "allocationId": "11111111-1111-4111-8111-111111111111", "outcome": "rejected",
+            "rejection": {"code": "retired", "message": "m"}}
+    record_request(operation="report", status=422, latency_ms=7.5, request=request, params={"site": "k8s"}, body=body)
+    docs = _emf(capsys.readouterr().out)
+    assert len(docs) == 2  # flushed now, not at some later point
+    by_name = {m["Name"]: doc for doc in docs for m in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    assert by_name["Requests"]["operation"] == "report" and by_name["Latency"]["Latency"] == [7.5]
+    assert by_name["Unavailable"]["Unavailable"] == [0.0]
+    report = by_name["Reports"]
+    assert (report["outcome"], report["code"], report["Reports"]) == ("rejected", "retired", [1.0])
+    assert report["_aws"]["CloudWatchMetrics"][0]["Namespace"] == observability.NAMESPACE
+
+    record_request(operation="reportAccounts", status=503, latency_ms=1, request=request, params={},
+                   body={"code": "unavailable"})
+    docs = _emf(capsys.readouterr().out)
+    by_name = {m["Name"]: doc for doc in docs for m in doc["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    assert by_name["Unavailable"]["Unavailable"] == [1.0]
+    assert (by_name["AccountReports"]["outcome"], by_name["AccountReports"]["code"]) == ("error", "unavailable")
+
+
+def test_metrics_off_print_nothing(monkeypatch, capsys, capture):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    for _ in range(150):  # past Powertools' 100-value auto-flush, which ignores the switch
+        record_request(operation="report", status=200, latency_ms=1, request=None, params={}, body={})
+    assert _emf(capsys.readouterr().out) == []
