@@ -12,6 +12,7 @@ import base64
 import json
 import uuid
 from typing import Any
+from urllib.parse import unquote
 
 from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
 
@@ -40,6 +41,8 @@ class LocalGateway:
         except ValueError:
             return _error(404, "not_found")
         event["requestContext"]["requestId"] = str(uuid.uuid4())
+        # API Gateway hands Lambda percent-decoded path parameters.
+        event["pathParameters"] = {k: unquote(v) for k, v in (event.get("pathParameters") or {}).items()}
         context = LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000)
         response = self._app(event, context)
         if response.get("isBase64Encoded") and response.get("body"):

@@ -81,3 +81,22 @@ def test_malformed_allocation_id_is_400(api):
 def test_unknown_allocation_is_404(api):
     answer = api.get("/resource-provisioning/k8s/allocations/6f1b2a52-4c8e-5d0a-9b7e-3a1c2d4e5f60", key="k8s")
     assert (answer.status, answer.body) == (404, {"code": "not_found"})
+
+
+@pytest.mark.parametrize("method", ["TRACE", "QUERY", "CONNECT"])
+def test_methods_no_route_knows_are_405_after_authentication(api, method):
+    answer = api.request(method, "/resource-provisioning/k8s/reports", key="k8s")
+    assert (answer.status, answer.body) == (405, {"code": "method_not_allowed"})
+    assert api.request(method, "/resource-provisioning/k8s/reports").status == 401
+
+
+def test_path_parameters_arrive_percent_decoded(api, services):
+    from app import app
+    from chalicelib.local.gateway import LocalGateway
+    from tests.integration.helpers import bind
+
+    bind(api, ref="wp:1.a")
+    response = LocalGateway(app).handle(
+        "GET", "/resource-provisioning/k8s/projects/wp%3A1.a", {"authorization": f"Bearer {api.keys['k8s']}"}, None)
+    assert response["statusCode"] == 200
+    assert json.loads(response["body"]) == {"projectId": f.PROJECT}
