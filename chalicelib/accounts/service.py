@@ -1,12 +1,212 @@
-"""`POST /resource-provisioning/{site}/accounts` (placeholder until issue 3 lands)."""
+"""`POST /resource-provisioning/{site}/accounts`: replace a resource's confirmed account set.
+
+Storage choice (see sets.py and repository.py for the layout): the set lives
+in at most 64 hash buckets of compressed rows under `ACCTS#<allocationId>`,
+plus a header that is the pointer to the current set. A report is applied as
+ONE DynamoDB transaction: the saved result, a check that the allocation is
+still live at this Site, the new header (conditioned on the version it was
+computed from) and only the bucket items whose content changed (puts, and
+deletes for buckets that emptied). Because compression keeps even the largest
+valid report (4,096 accounts at every field's maximum) far below the
+transaction's 4 MB and its item count below 100, there is no multi-step
+write at all: a store failure at any point leaves the previous set intact, a
+repeat converges, and no reader can see a mix of two reports. We chose this
+over chunked versioned sets with a pointer flip because it needs no garbage
+collection of unreferenced chunks, keeps the (allocation, party) lookup to one
+key, and lets an unchanged report (the agent's every cycle) write only the
+header: the buckets whose digest did not change are not touched.
+
+Round trips: a replay is 1 (one consistent BatchGet finds the saved result);
+a refusal is 1 (nothing is stored); an accepted report is 2 (BatchGet +
+transaction), or 3 when buckets that already existed changed (their previous
+rows are read to carry each account's history: same nativeUid continues,
+another nativeUid is recorded as a re-made account). A lost race (another
+writer moved the header or took the requestId) re-reads and decides again.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.accounts.decision import (
+    MESSAGES,
+    REQUEST_ID_REUSED,
+    Accepted,
+    Rejected,
+    check_accounts,
+    confirmed_count,
+    decide,
+    set_fingerprint,
+)
+from chalicelib.accounts.models import AccountsRequest
+from chalicelib.accounts.repository import (
+    allocation_live_op,
+    bucket_put_ops,
+    header_check_op,
+    header_from_item,
+    header_key,
+    header_put_op,
+    part_delete_op,
+    part_key,
+    rows_of_parts,
+)
+from chalicelib.accounts.sets import (
+    SetHeader,
+    StoredAccount,
+    carry_over,
+    content_digest,
+    encode_bucket,
+    group_by_bucket,
+    part_sk,
+    reported_row,
+)
+from chalicelib.allocations.repository import allocation_key, record_from_item
+from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.errors import Unavailable
+from chalicelib.http.bodies import validate_model
+from chalicelib.idempotency import SavedResult, fingerprint, request_key, save_result_op, saved_result
+from chalicelib.observability import logger
 from chalicelib.runtime import Services
+from chalicelib.store.ops import TransactionCanceled, batch_get, transact
+
+OPERATION = "accounts"
+_MAX_ATTEMPTS = 10
+_MAX_TRANSACTION_ITEMS = 100
+_BATCH_KEYS = 100
+
+
+class _Moved(Exception):
+    """The stored set changed between our reads; read again and decide again."""
+
+
+def _pk(item_key: dict[str, Any]) -> tuple[str, str]:
+    return item_key["pk"]["S"], item_key["sk"]["S"]
+
+
+def _rejection(request_id: str, allocation_id: str, code: str) -> dict[str, Any]:
+    return {
+        "requestId": request_id,
+        "allocationId": allocation_id,
+        "outcome": "rejected",
+        "rejection": {"code": code, "message": MESSAGES[code]},
+    }
+
+
+def request_fingerprint(request: AccountsRequest) -> str:
+    """Content of a request for idempotency: JSON as data, the accounts list as a set."""
+    return fingerprint({
+        "requestId": request.request_id,
+        "resourceRef": request.resource_ref,
+        "observedAt": request.observed_at,
+        "accounts": sorted(reported_row(a) for a in request.accounts),
+    })
+
+
+def _previous_accounts(services: Services, allocation_id: str, current: SetHeader,
+                       buckets: list[str]) -> dict[str, StoredAccount]:
+    """The stored accounts of the given buckets, by partyId (raises _Moved when inconsistent)."""
+    keys = [part_key(allocation_id, sk) for b in buckets for sk in current.part_sks(b)]
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for start in range(0, len(keys), _BATCH_KEYS):
+        found.update(batch_get(services.client, services.table, keys[start:start + _BATCH_KEYS]))
+    pk = keys[0]["pk"]["S"] if keys else ""
+    previous: dict[str, StoredAccount] = {}
+    for bucket in buckets:
+        content, parts = current.buckets[bucket]
+        head = found.get((pk, part_sk(bucket, 0)))
+        rows = rows_of_parts(head, [found.get((pk, part_sk(bucket, i))) for i in range(1, parts)])
+        if rows is None or head is None or head.get("c") != content:
+            raise _Moved()
+        previous.update((a.party_id, a) for a in rows)
+    return previous
+
+
+def _set_ops(services: Services, site: str, allocation_id: str, current: SetHeader | None,
+             request: AccountsRequest, set_fp: str) -> list[dict[str, Any]]:
+    """Header put plus the puts and deletes of every bucket item whose content changed."""
+    table = services.table
+    groups = group_by_bucket(request.accounts)
+    contents = {bucket: content_digest(accounts) for bucket, accounts in groups.items()}
+    old = current.buckets if current else {}
+    changed = [b for b in sorted(groups) if b not in old or old[b][0] != contents[b]]
+    previous = _previous_accounts(services, allocation_id, current, [b for b in changed if b in old]) \
+        if current else {}
+
+    ops: list[dict[str, Any]] = []
+    buckets: dict[str, tuple[str, int]] = {}
+    for bucket in sorted(groups):
+        if bucket not in changed:
+            buckets[bucket] = old[bucket]
+            continue
+        stored = [carry_over(a, previous.get(a.party_id), request.observed_at) for a in groups[bucket]]
+        encoded = encode_bucket(bucket, contents[bucket], stored)
+        ops.extend(bucket_put_ops(table, allocation_id, encoded))
+        buckets[bucket] = (contents[bucket], len(encoded.parts))
+        for index in range(len(encoded.parts), old.get(bucket, ("", 0))[1]):
+            ops.append(part_delete_op(table, allocation_id, part_sk(bucket, index)))
+    for bucket in sorted(set(old) - set(groups)):
+        ops.extend(part_delete_op(table, allocation_id, part_sk(bucket, i)) for i in range(old[bucket][1]))
+
+    header = SetHeader(
+        version=(current.version + 1) if current else 1,
+        observed_at=request.observed_at,
+        fingerprint=set_fp,
+        count=len(request.accounts),
+        confirmed=confirmed_count(request.accounts),
+        buckets=buckets,
+    )
+    ops.append(header_put_op(table, allocation_id, site, header, current.version if current else None))
+    return ops
 
 
 def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = validate_model(AccountsRequest, data)
+    check_accounts(site, request.accounts)
+    allocation_id = allocation_id_for(site, request.resource_ref)
+    set_fp = set_fingerprint(request.accounts)
+    content = request_fingerprint(request)
+    req_key = request_key(site, OPERATION, request.request_id)
+    alloc_key = allocation_key(allocation_id)
+    set_key = header_key(allocation_id)
+    table = services.table
+
+    for _ in range(_MAX_ATTEMPTS):
+        found = batch_get(services.client, table, [req_key, alloc_key, set_key])
+        saved = saved_result(found.get(_pk(req_key)))
+        if saved is not None:
+            if saved.fingerprint == content:
+                return saved.status, saved.body
+            return 422, _rejection(request.request_id, allocation_id, REQUEST_ID_REUSED)
+        current = header_from_item(found.get(_pk(set_key)))
+        decision = decide(site, record_from_item(found.get(_pk(alloc_key))), current, request.observed_at, set_fp)
+        if isinstance(decision, Rejected):
+            return 422, _rejection(request.request_id, allocation_id, decision.code)  # refusals are not saved
+        assert isinstance(decision, Accepted)
+        body = {
+            "requestId": request.request_id,
+            "allocationId": allocation_id,
+            "outcome": "accepted",
+            "confirmed": confirmed_count(request.accounts),
+        }
+        try:
+            if decision.changed:
+                set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
+            else:
+                set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
+        except _Moved:
+            continue
+        ops = [
+            save_result_op(table, site, OPERATION, request.request_id, SavedResult(content, 200, body),
+                           services.settings.idempotency_ttl_days),
+            allocation_live_op(table, allocation_id, site),
+            *set_ops,
+        ]
+        if len(ops) > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
+            logger.error("accounts set exceeds one transaction", extra={"items": len(ops)})
+            raise Unavailable()
+        try:
+            transact(services.client, ops)
+            return 200, body
+        except TransactionCanceled:
+            continue  # the requestId was taken, or the allocation or the set moved: read again
     raise Unavailable()

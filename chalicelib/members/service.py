@@ -1,12 +1,50 @@
-"""`GET /resource-provisioning/{site}/members/{username}` (placeholder until issue 3 lands)."""
+"""`GET /resource-provisioning/{site}/members/{username}?providerProjectRef=...`.
+
+Every failure is the same 404 `not_found`, so a Site's key learns nothing
+about Projects it has no allocation for, nor about which condition failed.
+Reads: one consistent BatchGet (provider ref + username), one query of the
+sparse allocation index (ALLOCP#<site>#<projectId>, only non-retired
+allocations whose latest accepted report resolved to the Project), one
+consistent BatchGet (membership + the Party's binding at this Site).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.errors import Unavailable
+from chalicelib.allocations.repository import AllocationRepository
+from chalicelib.contract.types import is_opaque
+from chalicelib.errors import BadRequest, NotFound
+from chalicelib.members.rules import member_result, verified_party
 from chalicelib.runtime import Services
+from chalicelib.store.ops import batch_get
+from chalicelib.view.keys import membership_key, party_site_binding_key, ref_key, resolve_project, username_key
+
+
+def _pk(item_key: dict[str, Any]) -> tuple[str, str]:
+    return item_key["pk"]["S"], item_key["sk"]["S"]
 
 
 def get_member(services: Services, site: str, username: str, provider_project_ref: str | None) -> dict[str, Any]:
-    raise Unavailable()
+    if provider_project_ref is None:
+        raise BadRequest("missing_provider_project_ref")
+    if not is_opaque(provider_project_ref):
+        raise BadRequest("invalid_provider_project_ref")
+    if not is_opaque(username):
+        raise BadRequest("invalid_username")
+
+    ref, user = ref_key(provider_project_ref), username_key(site, username)
+    found = batch_get(services.client, services.table, [ref, user])
+    project_id = resolve_project(found.get(_pk(ref)))
+    party_id = verified_party(found.get(_pk(user)))
+    if project_id is None or party_id is None:
+        raise NotFound()
+    if not AllocationRepository(services.client, services.table).project_has_live_allocation(site, project_id):
+        raise NotFound()
+
+    membership, binding = membership_key(project_id, party_id), party_site_binding_key(party_id, site)
+    found = batch_get(services.client, services.table, [membership, binding])
+    result = member_result(project_id, party_id, found.get(_pk(membership)), found.get(_pk(binding)))
+    if result is None:
+        raise NotFound()
+    return result

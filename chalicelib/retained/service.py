@@ -1,12 +1,99 @@
-"""`GET /resource-provisioning/{site}/retained-accounts` (placeholder until issue 3 lands)."""
+"""`GET /resource-provisioning/{site}/retained-accounts`: the list, and a revision that never lies.
+
+The list is computed at read time from the Site's items and the view entities
+they name (reader.py), never from a scan. The revision lives on the Site's
+`RETAINED#<site>` item, with the digest of the list that revision denotes:
+
+- The intake adds 1 to `revision` in the same transaction as every applied
+  accepted_item of the Site (view/intake.py), so the revision leaves 0 with the
+  Site's first item and rises with every item change, whatever the list.
+- A read compares the digest of the list it computed with the stored one. The
+  same digest: the stored revision already denotes this list. Another digest
+  (a view change, such as a Project closing or a binding retiring, altered the
+  list; or an item change did): the read moves the revision on by one and
+  stores the new digest, with a condition on the revision it read; if another
+  writer moved it first, the read starts over.
+
+Each revision value is stored with exactly one digest and only ever replaced
+by a higher value, so a revision never denotes two different lists and never
+falls. A revision the intake created has no digest of its own yet; it carries
+the previous one (absent before the first read: the empty list, which is what
+revision 0 denoted). The read never creates `RETAINED#<site>`: no accepted
+item ever, revision 0 and an empty list.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from chalicelib.errors import Unavailable
+from chalicelib.observability import logger
+from chalicelib.retained.reader import query_required_items, read_view
+from chalicelib.retained.rules import EMPTY_DIGEST, RetainedAccount, as_body, list_digest, retained_accounts
 from chalicelib.runtime import Services
+from chalicelib.store.codec import from_item
+from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
+from chalicelib.view.keys import retained_key
+
+_MAX_ATTEMPTS = 5
+MAX_ACCOUNTS = 10_000
 
 
-def get_retained_accounts(services: Services, site: str) -> dict[str, Any]:
+def compute_list(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> list[RetainedAccount]:
+    items = query_required_items(services.client, services.table, site)
+    projects, bindings, memberships = read_view(services.client, services.table, site, items)
+    accounts = retained_accounts(items, projects, bindings, memberships)
+    if len(accounts) > limit:
+        # The contract's list is complete and holds at most 10,000 entries. A cut list would make the
+        # agent withdraw accounts it must keep; unavailable makes it keep every account instead.
+        logger.error("retained list exceeds the contract's maximum", extra={"site": site, "entries": len(accounts)})
+        raise Unavailable()
+    return accounts
+
+
+def _state(services: Services, site: str) -> tuple[int, str]:
+    with store_errors():
+        raw = services.client.get_item(
+            TableName=services.table, Key=retained_key(site), ConsistentRead=True, ReturnConsumedCapacity="TOTAL",
+        ).get("Item")
+    item = from_item(raw) or {}
+    return int(item.get("revision", 0)), str(item.get("listHash", EMPTY_DIGEST))
+
+
+def _advance(services: Services, site: str, revision: int, digest: str) -> bool:
+    """Claim revision+1 for this digest; False when someone moved the revision first."""
+    try:
+        with store_errors():
+            services.client.update_item(
+                TableName=services.table, Key=retained_key(site),
+                UpdateExpression="SET revision = :next, listHash = :h",
+                ConditionExpression="revision = :r",
+                ExpressionAttributeValues={
+                    ":r": {"N": str(revision)}, ":next": {"N": str(revision + 1)}, ":h": {"S": digest},
+                },
+                ReturnConsumedCapacity="TOTAL",
+            )
+    except ClientError as exc:
+        if error_code(exc) == CONDITION_FAILED:
+            return False
+        raise Unavailable() from exc
+    return True
+
+
+def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
+    accounts: list[RetainedAccount] = []
+    digest: str | None = None
+    for _ in range(_MAX_ATTEMPTS):
+        revision, stored = _state(services, site)
+        if revision == 0:
+            return as_body(0, [])
+        if digest != stored:  # first attempt, or the list we computed is not what the revision now denotes
+            accounts = compute_list(services, site, limit)
+            digest = list_digest(accounts)
+        if digest == stored:
+            return as_body(revision, accounts)
+        if _advance(services, site, revision, digest):
+            return as_body(revision + 1, accounts)
     raise Unavailable()

@@ -1,0 +1,105 @@
+"""Which accounts a Site keeps for accepted work (pure): the fences and the list.
+
+An account (projectId, partyId, bindingId, generation) is retained while some
+accepted item of the Site for it has `required: true` and is not fenced. An
+item is fenced when
+- its Project is not `active` (unknown counts as not active), or the
+  Project's managementGeneration differs from the item's;
+- the Party's `site` binding at this Site is missing or retired;
+- the Party's membership in the Project has a newer generation than the item.
+A Party that merely left (no newer generation) is not fenced: keeping its
+account for accepted work is the point of the list. `bindingId` is the
+Party's current binding at this Site; `generation` is the item's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+PROJECT_INACTIVE = "project_inactive"
+MANAGEMENT_GENERATION = "management_generation"
+BINDING_MISSING = "binding_missing"
+BINDING_RETIRED = "binding_retired"
+NEWER_MEMBERSHIP = "newer_membership"
+NOT_REQUIRED = "not_required"
+
+
+@dataclass(frozen=True)
+class Item:
+    project_id: str
+    party_id: str
+    generation: int
+    management_generation: int
+    required: bool
+
+
+@dataclass(frozen=True)
+class Project:
+    state: str
+    management_generation: int
+
+
+@dataclass(frozen=True)
+class SiteBinding:
+    binding_id: str
+    state: str
+
+
+RetainedAccount = tuple[str, str, str, int]  # projectId, partyId, bindingId, generation
+
+
+def fence(
+    item: Item, project: Project | None, binding: SiteBinding | None, membership_generation: int | None
+) -> str | None:
+    """Why the item keeps no account, or None when it does."""
+    if not item.required:
+        return NOT_REQUIRED
+    if project is None or project.state != "active":
+        return PROJECT_INACTIVE
+    if project.management_generation != item.management_generation:
+        return MANAGEMENT_GENERATION
+    if binding is None:
+        return BINDING_MISSING
+    if binding.state != "established":
+        return BINDING_RETIRED
+    if membership_generation is not None and membership_generation > item.generation:
+        return NEWER_MEMBERSHIP
+    return None
+
+
+def retained_accounts(
+    items: Iterable[Item],
+    projects: Mapping[str, Project],
+    bindings: Mapping[str, SiteBinding],
+    memberships: Mapping[tuple[str, str], int],
+) -> list[RetainedAccount]:
+    """The distinct retained accounts, sorted (bindings are this Site's, by partyId)."""
+    kept: set[RetainedAccount] = set()
+    for item in items:
+        binding = bindings.get(item.party_id)
+        project = projects.get(item.project_id)
+        generation = memberships.get((item.project_id, item.party_id))
+        if fence(item, project, binding, generation) is None:
+            assert binding is not None
+            kept.add((item.project_id, item.party_id, binding.binding_id, item.generation))
+    return sorted(kept)
+
+
+def list_digest(accounts: list[RetainedAccount]) -> str:
+    canonical = json.dumps(accounts, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+EMPTY_DIGEST = list_digest([])
+
+
+def as_body(revision: int, accounts: list[RetainedAccount]) -> dict[str, object]:
+    return {
+        "revision": revision,
+        "accounts": [
+            {"projectId": p, "partyId": q, "bindingId": b, "generation": g} for p, q, b, g in accounts
+        ],
+    }
