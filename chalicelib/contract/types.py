@@ -54,8 +54,13 @@ def is_opaque(value: str) -> bool:
     return _OPAQUE.fullmatch(value) is not None
 
 
+# The pattern admits any number of fractional digits; we keep the text and compare at full
+# precision, and refuse past this length so a stored observation always fits its item.
+MAX_TIMESTAMP_LENGTH = 1024
+
+
 def _timestamp(value: Any) -> str:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > MAX_TIMESTAMP_LENGTH:
         raise PydanticCustomError("timestamp", "not a timestamp")
     try:
         parse_instant(value)
@@ -67,7 +72,7 @@ def _timestamp(value: Any) -> str:
 Timestamp = Annotated[str, PlainValidator(_timestamp)]
 
 
-def as_integer(value: Any, minimum: int = 0, maximum: int = MAX_SAFE_INTEGER) -> int:
+def as_integer(value: Any, minimum: int = 0, maximum: int | None = MAX_SAFE_INTEGER) -> int:
     """A JSON Schema integer: 1 and 1.0 are, 1.5, "1" and true are not."""
     if isinstance(value, bool):
         raise PydanticCustomError("integer", "not an integer")
@@ -82,16 +87,24 @@ def as_integer(value: Any, minimum: int = 0, maximum: int = MAX_SAFE_INTEGER) ->
         number = int(value)
     else:
         raise PydanticCustomError("integer", "not an integer")
-    if not minimum <= number <= maximum:
+    if number < minimum or (maximum is not None and number > maximum):
         raise PydanticCustomError("integer", "out of range")
     return number
 
 
 def _revision(value: Any) -> int:
+    # The contract's Revision is `integer, minimum: 1` with no maximum.
+    return as_integer(value, minimum=1, maximum=None)
+
+
+def _stored_revision(value: Any) -> int:
     return as_integer(value, minimum=1)
 
 
 Revision = Annotated[int, PlainValidator(_revision)]
+# Beto's revisions and generations in the view are compared inside DynamoDB conditions, so they
+# must be exact DynamoDB numbers: the intake takes them up to 2^53-1, like every JSON-safe integer.
+StoredRevision = Annotated[int, PlainValidator(_stored_revision)]
 NonNegative = Annotated[int, PlainValidator(as_integer)]
 
 # Canonical limit components: cpu (millicores), memory/storage/ephemeral-storage

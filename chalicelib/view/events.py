@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from chalicelib.contract.types import STRICT_MODEL, Id, Opaque, Revision, StrictBoolean
+from chalicelib.contract.types import STRICT_MODEL, Id, Opaque, StoredRevision, StrictBoolean
 
 Site = Literal["k8s", "slurm"]
 MAX_EVENTS = 500
@@ -19,14 +19,14 @@ MAX_EVENTS = 500
 
 class _Event(BaseModel):
     model_config = STRICT_MODEL
-    revision: Revision
+    revision: StoredRevision
 
 
 class ProjectEvent(_Event):
     type: Literal["project"]
     project_id: Id = Field(alias="projectId")
     state: Literal["active", "closed"]
-    management_generation: Revision = Field(alias="managementGeneration")
+    management_generation: StoredRevision = Field(alias="managementGeneration")
 
 
 class ProjectBindingEvent(_Event):
@@ -57,7 +57,7 @@ class MembershipEvent(_Event):
     type: Literal["membership"]
     project_id: Id = Field(alias="projectId")
     party_id: Id = Field(alias="partyId")
-    generation: Revision
+    generation: StoredRevision
     state: Literal["member", "left"]
 
 
@@ -67,8 +67,8 @@ class AcceptedItemEvent(_Event):
     site: Site
     project_id: Id = Field(alias="projectId")
     party_id: Id = Field(alias="partyId")
-    generation: Revision
-    management_generation: Revision = Field(alias="managementGeneration")
+    generation: StoredRevision
+    management_generation: StoredRevision = Field(alias="managementGeneration")
     required: StrictBoolean
 
 

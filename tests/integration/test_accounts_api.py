@@ -250,3 +250,12 @@ def test_a_site_key_never_reports_for_another_site(api, services):
     answer = api.post(PATH.format(site="slurm"), accounts_report([account(site="slurm")]), key="k8s")
     assert answer.status == 401
     assert stored(services, allocation_id_for("slurm", "res-1")).header is None
+
+
+def test_generations_beyond_2_53_are_accepted_and_kept_exactly(api, services):
+    allocation_id = allocate(api)
+    big = account(generation=2**70)
+    answer = post(api, accounts_report([big], request_id="a-big"))
+    assert answer.status == 200 and answer.body["confirmed"] == 1
+    found = AccountSetRepository(services.client, services.table).find(allocation_id, big["partyId"])
+    assert found.generation == 2**70

@@ -102,3 +102,22 @@ def test_bodies(raw, ctype, code):
 
 def test_json_media_type_with_charset():
     assert decode_json_object(b"{}", "application/json; charset=utf-8") == {}
+
+
+def test_long_fractions_are_kept_up_to_the_limit():
+    import json
+
+    at = "2026-01-01T00:00:00." + "1" * 900 + "Z"
+    assert parse(json.dumps(f.report(observedAt=at)).encode()).resource.observed_at == at
+    too_long = "2026-01-01T00:00:00." + "1" * 1100 + "Z"
+    assert code_of(json.dumps(f.report(observedAt=too_long)).encode()) == "invalid_request"
+
+
+def test_contract_revisions_have_no_maximum():
+    from pydantic import TypeAdapter
+
+    from chalicelib.contract.types import Revision, StoredRevision
+
+    assert TypeAdapter(Revision).validate_python(2**70) == 2**70
+    with pytest.raises(ValueError):
+        TypeAdapter(StoredRevision).validate_python(2**70)
