@@ -21,7 +21,8 @@ from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.config import Settings
-from chalicelib.local.server import start_embedded_store, use_local_credentials
+from chalicelib.local.embedded import start_embedded_store
+from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import key, to_item
 from chalicelib.store.schema import ensure_table
@@ -108,8 +109,8 @@ def main() -> int:
     use_local_credentials()
     embedded = None
     if not (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")):
-        embedded, endpoint = start_embedded_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
+        embedded = start_embedded_store()
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = embedded.endpoint
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("RP_LOG_LEVEL", "WARNING")
     base = Settings.from_env()

@@ -11,7 +11,6 @@ registered as valid keys; any that is not set is generated and printed once.
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -21,22 +20,12 @@ from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
 from chalicelib.config import Settings
+from chalicelib.local.embedded import start_embedded_store
 from chalicelib.local.gateway import GATEWAY_MAX_BODY, LocalGateway
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 
 KEY_VARIABLES = {"k8s": "RP_SITE_KEY_K8S", "slurm": "RP_SITE_KEY_SLURM", "service": "RP_SERVICE_KEY"}
-
-
-def start_embedded_store() -> tuple[Any, str]:
-    """moto's DynamoDB in this process, in memory, on a free loopback port."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    port = server._server.server_port
-    return server, f"http://127.0.0.1:{port}"
 
 
 def use_local_credentials() -> None:
@@ -112,8 +101,8 @@ def main() -> int:
     use_local_credentials()
     embedded = None
     if not (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")):
-        embedded, endpoint = start_embedded_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
+        embedded = start_embedded_store()
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = embedded.endpoint
     settings = Settings.from_env()
     services = build_services(settings)
     ensure_table(services.client, settings.table_name)
