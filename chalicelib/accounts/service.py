@@ -62,11 +62,13 @@ from chalicelib.accounts.sets import (
 )
 from chalicelib.allocations.repository import allocation_key, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
+from chalicelib.contract.results import rejected
 from chalicelib.errors import Unavailable
 from chalicelib.http.bodies import validate_model
 from chalicelib.idempotency import SavedResult, fingerprint, request_key, save_result_op, saved_result
 from chalicelib.observability import logger
 from chalicelib.runtime import Services
+from chalicelib.store.codec import key_id
 from chalicelib.store.ops import TransactionCanceled, batch_get, transact
 
 OPERATION = "accounts"
@@ -79,17 +81,6 @@ class _Moved(Exception):
     """The stored set changed between our reads; read again and decide again."""
 
 
-def _pk(item_key: dict[str, Any]) -> tuple[str, str]:
-    return item_key["pk"]["S"], item_key["sk"]["S"]
-
-
-def _rejection(request_id: str, allocation_id: str, code: str) -> dict[str, Any]:
-    return {
-        "requestId": request_id,
-        "allocationId": allocation_id,
-        "outcome": "rejected",
-        "rejection": {"code": code, "message": MESSAGES[code]},
-    }
 
 
 def request_fingerprint(request: AccountsRequest) -> str:
@@ -172,15 +163,16 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
 
     for _ in range(_MAX_ATTEMPTS):
         found = batch_get(services.client, table, [req_key, alloc_key, set_key])
-        saved = saved_result(found.get(_pk(req_key)))
+        saved = saved_result(found.get(key_id(req_key)))
         if saved is not None:
             if saved.fingerprint == content:
                 return saved.status, saved.body
-            return 422, _rejection(request.request_id, allocation_id, REQUEST_ID_REUSED)
-        current = header_from_item(found.get(_pk(set_key)))
-        decision = decide(site, record_from_item(found.get(_pk(alloc_key))), current, request.observed_at, set_fp)
+            return 422, rejected(request.request_id, allocation_id, REQUEST_ID_REUSED, MESSAGES[REQUEST_ID_REUSED])
+        current = header_from_item(found.get(key_id(set_key)))
+        decision = decide(site, record_from_item(found.get(key_id(alloc_key))), current, request.observed_at, set_fp)
         if isinstance(decision, Rejected):
-            return 422, _rejection(request.request_id, allocation_id, decision.code)  # refusals are not saved
+            # Refusals are not saved: the requestId stays free.
+            return 422, rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
         assert isinstance(decision, Accepted)
         body = {
             "requestId": request.request_id,

@@ -17,12 +17,9 @@ from chalicelib.contract.types import is_opaque
 from chalicelib.errors import BadRequest, NotFound
 from chalicelib.members.rules import member_result, verified_party
 from chalicelib.runtime import Services
+from chalicelib.store.codec import key_id
 from chalicelib.store.ops import batch_get
 from chalicelib.view.keys import membership_key, party_site_binding_key, ref_key, resolve_project, username_key
-
-
-def _pk(item_key: dict[str, Any]) -> tuple[str, str]:
-    return item_key["pk"]["S"], item_key["sk"]["S"]
 
 
 def get_member(services: Services, site: str, username: str, provider_project_ref: str | None) -> dict[str, Any]:
@@ -35,8 +32,8 @@ def get_member(services: Services, site: str, username: str, provider_project_re
 
     ref, user = ref_key(provider_project_ref), username_key(site, username)
     found = batch_get(services.client, services.table, [ref, user])
-    project_id = resolve_project(found.get(_pk(ref)))
-    party_id = verified_party(found.get(_pk(user)))
+    project_id = resolve_project(found.get(key_id(ref)))
+    party_id = verified_party(found.get(key_id(user)))
     if project_id is None or party_id is None:
         raise NotFound()
     if not AllocationRepository(services.client, services.table).project_has_live_allocation(site, project_id):
@@ -44,7 +41,7 @@ def get_member(services: Services, site: str, username: str, provider_project_re
 
     membership, binding = membership_key(project_id, party_id), party_site_binding_key(party_id, site)
     found = batch_get(services.client, services.table, [membership, binding])
-    result = member_result(project_id, party_id, found.get(_pk(membership)), found.get(_pk(binding)))
+    result = member_result(project_id, party_id, found.get(key_id(membership)), found.get(key_id(binding)))
     if result is None:
         raise NotFound()
     return result

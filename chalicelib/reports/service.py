@@ -12,12 +12,14 @@ from typing import Any
 from chalicelib.allocations.repository import allocation_key as allocation_item_key
 from chalicelib.allocations.repository import check_op, put_op, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
+from chalicelib.contract.results import rejected
 from chalicelib.errors import Unavailable
 from chalicelib.http.bodies import validate_model
 from chalicelib.idempotency import SavedResult, fingerprint, request_key, save_result_op, saved_result
 from chalicelib.reports.decision import MESSAGES, REQUEST_ID_REUSED, Accepted, Rejected, decide
 from chalicelib.reports.models import ReportRequest
 from chalicelib.runtime import Services
+from chalicelib.store.codec import key_id
 from chalicelib.store.ops import TransactionCanceled, batch_get, transact
 from chalicelib.view.keys import ref_key, resolve_project
 
@@ -25,17 +27,6 @@ OPERATION = "report"
 _MAX_ATTEMPTS = 10
 
 
-def _pk(key: dict[str, Any]) -> tuple[str, str]:
-    return key["pk"]["S"], key["sk"]["S"]
-
-
-def _rejection(request_id: str, allocation_id: str, code: str) -> dict[str, Any]:
-    return {
-        "requestId": request_id,
-        "allocationId": allocation_id,
-        "outcome": "rejected",
-        "rejection": {"code": code, "message": MESSAGES[code]},
-    }
 
 
 def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -50,16 +41,16 @@ def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[
 
     for _ in range(_MAX_ATTEMPTS):
         found = batch_get(services.client, table, [req_key, alloc_key, binding_key])
-        saved = saved_result(found.get(_pk(req_key)))
+        saved = saved_result(found.get(key_id(req_key)))
         if saved is not None:
             if saved.fingerprint == content:
                 return saved.status, saved.body
-            return 422, _rejection(request.request_id, allocation_id, REQUEST_ID_REUSED)
-        current = record_from_item(found.get(_pk(alloc_key)))
-        decision = decide(site, allocation_id, current, resource, resolve_project(found.get(_pk(binding_key))))
+            return 422, rejected(request.request_id, allocation_id, REQUEST_ID_REUSED, MESSAGES[REQUEST_ID_REUSED])
+        current = record_from_item(found.get(key_id(alloc_key)))
+        decision = decide(site, allocation_id, current, resource, resolve_project(found.get(key_id(binding_key))))
         expected = current.version if current else None
         if isinstance(decision, Rejected):
-            status, body = 422, _rejection(request.request_id, allocation_id, decision.code)
+            status, body = 422, rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
             if current is not None:
                 body.update(lifecycle=current.lifecycle, revision=current.revision)
             allocation_op = check_op(table, allocation_id, expected)

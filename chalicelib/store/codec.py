@@ -39,3 +39,8 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def key(pk: str, sk: str = "-") -> dict[str, Any]:
     return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+def key_id(item_key: dict[str, Any]) -> tuple[str, str]:
+    """(pk, sk) of a key, as `ops.batch_get` indexes what it found."""
+    return item_key["pk"]["S"], item_key["sk"]["S"]
