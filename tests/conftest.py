@@ -14,12 +14,16 @@ from chalicelib.auth.keys import generate_key, hash_key, principal_for
 from chalicelib.config import Settings
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.schema import ensure_table
-from tests.support.stores import StoreServer, start_store
+from tests.support.stores import StoreServer, describe_selection, start_store
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+
+def pytest_report_header() -> str:
+    return describe_selection()  # which store the integration tier uses, and why (one line)
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +42,7 @@ def make_settings(endpoint: str, table: str, **overrides: Any) -> Settings:
 @pytest.fixture
 def services(store_server: StoreServer) -> Iterator[Services]:
     table = f"rp-test-{uuid.uuid4().hex[:12]}"
-    svc = build_services(make_settings(store_server.endpoint, table))
+    svc = build_services(make_settings(store_server.endpoint, table, **store_server.settings))
     ensure_table(svc.client, table)
     use_services(svc)
     yield svc

@@ -5,6 +5,10 @@ while another request changes it (500 "dictionary changed size during
 iteration", and lost updates). DynamoDB applies each request atomically, so
 running each request (its body included) under one lock is the faithful
 emulation; connections stay concurrent.
+
+moto also keeps every model object it ever made for its dashboard, including the
+whole-table copy each TransactWriteItems makes (1 GB and a 10 s exit after one
+500-event batch): that registry is dropped after each request.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class EmbeddedStore:
 
 def start_embedded_store() -> EmbeddedStore:
     """Start on 127.0.0.1 and a kernel-chosen port, in memory."""
+    from moto.core.model_instances import reset_model_data
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
     from werkzeug.serving import make_server
 
@@ -42,6 +47,7 @@ def start_embedded_store() -> EmbeddedStore:
                 close = getattr(response, "close", None)
                 if close is not None:
                     close()
+                reset_model_data()  # the dashboard's registry only; the backends keep their state
 
     server = make_server("127.0.0.1", 0, one_at_a_time, threaded=True, request_handler=MotoRequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="embedded-store", daemon=True)
