@@ -44,7 +44,7 @@ test-unit: setup
 test-integration: setup test-store
 	$(PY) -m pytest tests/integration
 
-bench: setup ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
+bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
 	$(PY) -m bench.run
 
 lint: setup ## ruff on the code, then cfn-lint on every stage's packaged template (packaging needs no AWS account)

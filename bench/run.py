@@ -6,8 +6,9 @@ reports/s, DynamoDB round trips and consumed capacity per report kind
 (counted with botocore event hooks), and the same DynamoDB calls made
 directly with boto3 on the same store as the floor, with the ratio.
 
-BENCH_REPORTS sets N (default 400). AWS_ENDPOINT_URL_DYNAMODB points it at
-another store (DynamoDB Local, LocalStack); by default moto runs in process.
+BENCH_REPORTS sets N (default 400). The store is the integration tier's
+(RP_TEST_STORE: DynamoDB Local where Java is, else moto), or whatever
+AWS_ENDPOINT_URL_DYNAMODB points at.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.config import Settings
-from chalicelib.local.embedded import start_embedded_store
 from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import key, to_item
@@ -107,14 +107,19 @@ def steady_vs_floor(bench: Bench, n: int) -> tuple[dict[str, Any], dict[str, Any
 def main() -> int:
     n = int(os.environ.get("BENCH_REPORTS", "400"))
     use_local_credentials()
-    embedded = None
+    store = None
     if not (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")):
-        embedded = start_embedded_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = embedded.endpoint
+        # The integration tier's store (RP_TEST_STORE; DynamoDB Local where Java is, else moto):
+        # DynamoDB Local reports capacity the way DynamoDB bills it, moto does not.
+        from tests.support.stores import start_store
+
+        store = start_store()
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("RP_LOG_LEVEL", "WARNING")
     base = Settings.from_env()
-    settings = Settings(**{**base.__dict__, "table_name": f"rp-bench-{uuid.uuid4().hex[:8]}"})
+    overrides = store.settings if store is not None else {}
+    settings = Settings(**{**base.__dict__, **overrides, "table_name": f"rp-bench-{uuid.uuid4().hex[:8]}"})
     services = build_services(settings)
     ensure_table(services.client, settings.table_name)
     use_services(services)
@@ -141,7 +146,7 @@ def main() -> int:
     ]
     steady, bare = steady_vs_floor(bench, n)
     rows.insert(1, steady)
-    print(f"store: {settings.endpoint_url} ({'embedded moto' if embedded else 'external'}), N={n} per kind\n")
+    print(f"store: {settings.endpoint_url} ({store.kind if store else 'external'}), N={n} per kind\n")
     print(f"{'report kind':28} {'reports/s':>10} {'ms/report':>10} {'round trips':>12} {'capacity':>9}  calls")
     for r in [*rows, bare]:
         calls = ", ".join(f"{k}={v}" for k, v in sorted(r["calls"].items()))
@@ -158,8 +163,8 @@ def main() -> int:
         print()
         for line in accounts_retained.run(services):
             print(line)
-    if embedded is not None:
-        embedded.stop()
+    if store is not None:
+        store.stop()
     return 0
 
 
