@@ -10,9 +10,12 @@ they name (reader.py), never from a scan. The revision lives on the Site's
 - A read compares the digest of the list it computed with the stored one. The
   same digest: the stored revision already denotes this list. Another digest
   (a view change, such as a Project closing or a binding retiring, altered the
-  list; or an item change did): the read moves the revision on by one and
-  stores the new digest, with a condition on the revision it read; if another
-  writer moved it first, the read starts over.
+  list; or an item change did): the read claims the next revision for its
+  digest in one atomic update (`ADD revision 1, SET listHash`, on condition
+  that the stored digest differs) and answers with the revision it got. If the
+  condition fails, another reader already stored this very digest: its
+  revision denotes our list. No read is ever refused because events keep
+  arriving (an earlier design retried on any revision move and starved).
 
 Each revision value is stored with exactly one digest and only ever replaced
 by a higher value, so a revision never denotes two different lists and never
@@ -62,38 +65,37 @@ def _state(services: Services, site: str) -> tuple[int, str]:
     return int(item.get("revision", 0)), str(item.get("listHash", EMPTY_DIGEST))
 
 
-def _advance(services: Services, site: str, revision: int, digest: str) -> bool:
-    """Claim revision+1 for this digest; False when someone moved the revision first."""
+def _claim(services: Services, site: str, digest: str) -> int | None:
+    """The next revision, now denoting `digest`; None when the stored digest already is `digest`."""
     try:
         with store_errors():
-            services.client.update_item(
+            response = services.client.update_item(
                 TableName=services.table, Key=retained_key(site),
-                UpdateExpression="SET revision = :next, listHash = :h",
-                ConditionExpression="revision = :r",
-                ExpressionAttributeValues={
-                    ":r": {"N": str(revision)}, ":next": {"N": str(revision + 1)}, ":h": {"S": digest},
-                },
+                UpdateExpression="SET listHash = :h ADD revision :one",
+                ConditionExpression="attribute_not_exists(listHash) OR listHash <> :h",
+                ExpressionAttributeValues={":h": {"S": digest}, ":one": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
                 ReturnConsumedCapacity="TOTAL",
             )
     except ClientError as exc:
         if error_code(exc) == CONDITION_FAILED:
-            return False
+            return None
         raise Unavailable() from exc
-    return True
+    return int(response["Attributes"]["revision"]["N"])
 
 
 def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
-    accounts: list[RetainedAccount] = []
-    digest: str | None = None
+    revision, stored = _state(services, site)
+    if revision == 0:
+        return as_body(0, [])
+    accounts = compute_list(services, site, limit)
+    digest = list_digest(accounts)
     for _ in range(_MAX_ATTEMPTS):
-        revision, stored = _state(services, site)
-        if revision == 0:
-            return as_body(0, [])
-        if digest != stored:  # first attempt, or the list we computed is not what the revision now denotes
-            accounts = compute_list(services, site, limit)
-            digest = list_digest(accounts)
         if digest == stored:
             return as_body(revision, accounts)
-        if _advance(services, site, revision, digest):
-            return as_body(revision + 1, accounts)
+        claimed = _claim(services, site, digest)
+        if claimed is not None:
+            return as_body(claimed, accounts)
+        # Another reader stored this digest first: answer with the revision it denotes.
+        revision, stored = _state(services, site)
     raise Unavailable()
