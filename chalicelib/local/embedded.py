@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.local.moto_transactions import install as install_fast_transactions
+
 STOP_TIMEOUT = 10.0
 
 
@@ -34,6 +36,7 @@ def start_embedded_store() -> EmbeddedStore:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
     from werkzeug.serving import make_server
 
+    install_fast_transactions()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
     app = DomainDispatcherApplication(create_backend_app)
     lock = threading.Lock()
