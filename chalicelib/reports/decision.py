@@ -22,7 +22,7 @@ RETIRED = "retired"
 REQUEST_ID_REUSED = "request_id_reused"
 
 MESSAGES = {
-    STALE: "A newer or different observation of this resource at this instant was already applied.",
+    STALE: "This report is not newer than the observation already applied to this resource.",
     RETIRED: "The allocation is retired and accepts no further reports.",
     REQUEST_ID_REUSED: "This requestId was already used for different content.",
 }
