@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.contract.results import rejected
 from chalicelib.store.codec import key, to_item
 from chalicelib.store.schema import TTL_ATTRIBUTE
 
@@ -27,6 +28,10 @@ def request_key(site: str, operation: str, request_id: str) -> dict[str, Any]:
     return key(f"REQ#{site}#{operation}#{request_id}")
 
 
+REQUEST_ID_REUSED = "request_id_reused"
+REQUEST_ID_REUSED_MESSAGE = "This requestId was already used for different content."
+
+
 @dataclass(frozen=True)
 class SavedResult:
     fingerprint: str
@@ -38,6 +43,18 @@ def saved_result(item: dict[str, Any] | None) -> SavedResult | None:
     if item is None:
         return None
     return SavedResult(item["fp"], int(item["status"]), json.loads(item["body"]))
+
+
+def replay_answer(
+    saved: SavedResult | None, content: str, request_id: str, allocation_id: str
+) -> tuple[int, dict[str, Any]] | None:
+    """The answer owed for a requestId already saved: its result for the same content,
+    `request_id_reused` for other content (nothing changes, the saved one is kept); None when free."""
+    if saved is None:
+        return None
+    if saved.fingerprint == content:
+        return saved.status, saved.body
+    return 422, rejected(request_id, allocation_id, REQUEST_ID_REUSED, REQUEST_ID_REUSED_MESSAGE)
 
 
 def save_result_op(

@@ -25,13 +25,11 @@ from chalicelib.idempotency import fingerprint
 UNKNOWN_RESOURCE = "unknown_resource"
 RETIRED = "retired"
 STALE = "stale"
-REQUEST_ID_REUSED = "request_id_reused"
 
 MESSAGES = {
     UNKNOWN_RESOURCE: "No allocation for this resource at this Site; report the resource first.",
     RETIRED: "The allocation is retired and accepts no accounts report.",
     STALE: "A newer or different accounts report for this resource at this instant was already applied.",
-    REQUEST_ID_REUSED: "This requestId was already used for different content.",
 }
 
 

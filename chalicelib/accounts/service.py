@@ -30,7 +30,6 @@ from typing import Any
 
 from chalicelib.accounts.decision import (
     MESSAGES,
-    REQUEST_ID_REUSED,
     Accepted,
     Rejected,
     check_accounts,
@@ -65,7 +64,7 @@ from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.contract.results import rejected
 from chalicelib.errors import Unavailable
 from chalicelib.http.bodies import validate_model
-from chalicelib.idempotency import SavedResult, fingerprint, request_key, save_result_op, saved_result
+from chalicelib.idempotency import SavedResult, fingerprint, replay_answer, request_key, save_result_op, saved_result
 from chalicelib.observability import logger
 from chalicelib.runtime import Services
 from chalicelib.store.codec import key_id
@@ -163,11 +162,9 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
 
     for _ in range(_MAX_ATTEMPTS):
         found = batch_get(services.client, table, [req_key, alloc_key, set_key])
-        saved = saved_result(found.get(key_id(req_key)))
-        if saved is not None:
-            if saved.fingerprint == content:
-                return saved.status, saved.body
-            return 422, rejected(request.request_id, allocation_id, REQUEST_ID_REUSED, MESSAGES[REQUEST_ID_REUSED])
+        owed = replay_answer(saved_result(found.get(key_id(req_key))), content, request.request_id, allocation_id)
+        if owed is not None:
+            return owed
         current = header_from_item(found.get(key_id(set_key)))
         decision = decide(site, record_from_item(found.get(key_id(alloc_key))), current, request.observed_at, set_fp)
         if isinstance(decision, Rejected):

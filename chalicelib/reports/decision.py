@@ -19,12 +19,10 @@ from chalicelib.reports.models import Resource
 
 STALE = "stale"
 RETIRED = "retired"
-REQUEST_ID_REUSED = "request_id_reused"
 
 MESSAGES = {
     STALE: "This report is not newer than the observation already applied to this resource.",
     RETIRED: "The allocation is retired and accepts no further reports.",
-    REQUEST_ID_REUSED: "This requestId was already used for different content.",
 }
 
 

@@ -15,8 +15,8 @@ from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.contract.results import rejected
 from chalicelib.errors import Unavailable
 from chalicelib.http.bodies import validate_model
-from chalicelib.idempotency import SavedResult, fingerprint, request_key, save_result_op, saved_result
-from chalicelib.reports.decision import MESSAGES, REQUEST_ID_REUSED, Accepted, Rejected, decide
+from chalicelib.idempotency import SavedResult, fingerprint, replay_answer, request_key, save_result_op, saved_result
+from chalicelib.reports.decision import MESSAGES, Accepted, Rejected, decide
 from chalicelib.reports.models import ReportRequest
 from chalicelib.runtime import Services
 from chalicelib.store.codec import key_id
@@ -41,11 +41,9 @@ def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[
 
     for _ in range(_MAX_ATTEMPTS):
         found = batch_get(services.client, table, [req_key, alloc_key, binding_key])
-        saved = saved_result(found.get(key_id(req_key)))
-        if saved is not None:
-            if saved.fingerprint == content:
-                return saved.status, saved.body
-            return 422, rejected(request.request_id, allocation_id, REQUEST_ID_REUSED, MESSAGES[REQUEST_ID_REUSED])
+        owed = replay_answer(saved_result(found.get(key_id(req_key))), content, request.request_id, allocation_id)
+        if owed is not None:
+            return owed
         current = record_from_item(found.get(key_id(alloc_key)))
         decision = decide(site, allocation_id, current, resource, resolve_project(found.get(key_id(binding_key))))
         expected = current.version if current else None
