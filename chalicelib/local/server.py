@@ -111,11 +111,12 @@ def main() -> int:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(LocalGateway(app)))
     httpd.daemon_threads = True
-    print(f"Resource Provisioning listening on http://127.0.0.1:{httpd.server_port}", flush=True)
     print(f"store: {settings.endpoint_url or 'AWS'} table {settings.table_name}"
           f"{' (embedded, in memory)' if embedded else ''}", flush=True)
     for target, raw in generated.items():
         print(f"generated {KEY_VARIABLES[target]}={raw}", flush=True)
+    # Last, so that whoever waits for this line has everything above it.
+    print(f"Resource Provisioning listening on http://127.0.0.1:{httpd.server_port}", flush=True)
 
     def stop(*_: Any) -> None:
         threading.Thread(target=httpd.shutdown, daemon=True).start()
