@@ -48,6 +48,13 @@ def register_keys(services: Any) -> dict[str, str]:
     return generated
 
 
+class LocalHTTPServer(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of new connections from many agents
+    # (or the load test's 16 clients) would be reset by the kernel instead of waiting.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def make_handler(gateway: Any) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -109,8 +116,7 @@ def main() -> int:
     use_services(services)
     generated = register_keys(services)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(LocalGateway(app)))
-    httpd.daemon_threads = True
+    httpd = LocalHTTPServer(("127.0.0.1", port), make_handler(LocalGateway(app)))
     print(f"store: {settings.endpoint_url or 'AWS'} table {settings.table_name}"
           f"{' (embedded, in memory)' if embedded else ''}", flush=True)
     for target, raw in generated.items():
