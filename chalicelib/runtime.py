@@ -8,7 +8,7 @@ another store.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.auth.repository import KeyRepository
@@ -24,7 +24,6 @@ class Services:
     round_trips: RoundTripCounter
     keys: KeyRepository
     authenticator: Authenticator
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def table(self) -> str:

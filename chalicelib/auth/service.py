@@ -51,7 +51,3 @@ class Authenticator:
         if principal is None:
             raise Unauthorized()
         return principal
-
-    def clear(self) -> None:
-        with self._lock:
-            self._cache.clear()

@@ -105,7 +105,6 @@ Revision = Annotated[int, PlainValidator(_revision)]
 # Beto's revisions and generations in the view are compared inside DynamoDB conditions, so they
 # must be exact DynamoDB numbers: the intake takes them up to 2^53-1, like every JSON-safe integer.
 StoredRevision = Annotated[int, PlainValidator(_stored_revision)]
-NonNegative = Annotated[int, PlainValidator(as_integer)]
 
 # Canonical limit components: cpu (millicores), memory/storage/ephemeral-storage
 # (bytes) and gpu.<model> (whole devices).
