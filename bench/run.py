@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.config import Settings
+from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import key, to_item
@@ -108,7 +108,7 @@ def main() -> int:
     n = int(os.environ.get("BENCH_REPORTS", "400"))
     use_local_credentials()
     store = None
-    if not (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")):
+    if not endpoint_from_env():
         # The integration tier's store (RP_TEST_STORE; DynamoDB Local where Java is, else moto):
         # DynamoDB Local reports capacity the way DynamoDB bills it, moto does not.
         from tests.support.stores import start_store

@@ -8,10 +8,10 @@ Issued keys are printed once and stored only as their SHA-256.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.config import endpoint_from_env
 from chalicelib.errors import Unavailable
 from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import build_services
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_parser("create", help="create the table if it is missing")
     args = parser.parse_args(argv)
 
-    if os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL"):
+    if endpoint_from_env():
         use_local_credentials()  # an emulator (e.g. `make run`'s store) accepts any credentials
     services = build_services()
     try:

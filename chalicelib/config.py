@@ -15,6 +15,11 @@ def _int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
+def endpoint_from_env() -> str | None:
+    """The DynamoDB endpoint an emulator or test sets; None means AWS itself."""
+    return os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL") or None
+
+
 @dataclass(frozen=True)
 class Settings:
     table_name: str
@@ -28,11 +33,10 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> Settings:
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")
         return cls(
             table_name=os.environ.get("RP_TABLE_NAME", "resource-provisioning"),
             region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
-            endpoint_url=endpoint or None,
+            endpoint_url=endpoint_from_env(),
             # A revoked key must stop working within 60 s: the cache may never hold longer.
             auth_cache_seconds=min(_int("RP_AUTH_CACHE_SECONDS", 30), 60),
             # Saved request results must live at least 7 days.

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
-from chalicelib.config import Settings
+from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.local.embedded import start_embedded_store
 from chalicelib.local.gateway import GATEWAY_MAX_BODY, LocalGateway
 from chalicelib.runtime import build_services, use_services
@@ -107,7 +107,7 @@ def main() -> int:
     port = int(os.environ.get("PORT", "8000"))
     use_local_credentials()
     embedded = None
-    if not (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")):
+    if not endpoint_from_env():
         embedded = start_embedded_store()
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = embedded.endpoint
     settings = Settings.from_env()
