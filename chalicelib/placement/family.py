@@ -59,12 +59,16 @@ class PlacementFamily(Family):
 
     def begin(self, request: Request) -> None:
         microversion.negotiate(request.headers)  # 400 / 406 before anything else
+        if request.body and not request.headers.get("content-type"):
+            raise PlacementError(400, "content-type header required when content-length is set")
 
     def credential(self, request: Request) -> str | None:
         return request.headers.get("x-auth-token") or None
 
     def render(self, request: Request, error: Exception) -> Reply:
         problem = as_placement_error(error)
+        if problem.status == 405 and not problem.detail:
+            problem.detail = f"The method {request.method} is not allowed for this resource."
         body = error_body(problem, request_id(request), _negotiated(request))
         return Reply(status=problem.status, body=body, headers=dict(problem.headers))
 
