@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from chalicelib import errors as service_errors
-from chalicelib.auth.keys import hash_key
 from chalicelib.placement.family import PlacementFamily
 from chalicelib.placement.framework import PLACEMENT_GRANT, Principal, Request
 from chalicelib.placement.handler import ROUTES
@@ -78,7 +77,6 @@ def dispatch(svc: Any, method: str, target: str, headers: dict[str, str], body: 
 
 def _authenticate(svc: Any, request: Request) -> Principal:
     token = _FAMILY.credential(request)
-    record = svc.keys.find(hash_key(token)) if token else None
-    if record is None or not record.active or record.principal != "placement":
+    if not token or svc.authenticator.principal(f"Bearer {token}").name != "placement":
         raise service_errors.Unauthorized()
     return Principal(kind="placement", name="placement", grants=frozenset({PLACEMENT_GRANT}))
