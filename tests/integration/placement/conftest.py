@@ -1,7 +1,8 @@
-"""A Placement client over the real handlers and DynamoDB Local (tests/conftest.py's store).
+"""A Placement client over the app's Lambda path (API Gateway events through Chalice) and
+DynamoDB Local (tests/conftest.py's store).
 
-Until the app registers `placement_blueprint`, requests go through `direct.dispatch` (the
-same route table, family and handlers, without Chalice); then they go through the app.
+The app is `app.py`'s once it registers `placement_blueprint`; until then a Chalice app with
+only that blueprint, which runs the same framework code.
 """
 
 from __future__ import annotations
@@ -14,8 +15,30 @@ from typing import Any
 import pytest
 
 from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.http.app import ThreadSafeChalice
+from chalicelib.local.gateway import LocalGateway
+from chalicelib.placement.handler import placement_blueprint
 from chalicelib.runtime import Services
-from tests.integration.placement.direct import dispatch
+
+
+def placement_app() -> Any:
+    from app import app
+
+    if "/placement/resource_providers" in app.routes:
+        return app
+    test_app = ThreadSafeChalice(app_name="resource-provisioning")
+    test_app.register_blueprint(placement_blueprint)
+    return test_app
+
+
+_GATEWAY: LocalGateway | None = None
+
+
+def gateway() -> LocalGateway:
+    global _GATEWAY
+    if _GATEWAY is None:
+        _GATEWAY = LocalGateway(placement_app())
+    return _GATEWAY
 
 
 @dataclass
@@ -48,8 +71,13 @@ class PlacementClient:
         if payload:
             sent["content-type"] = "application/json"
         sent.update(headers or {})
-        answer = dispatch(self.services, method, path, sent, payload)
-        return Answer(answer.status, json.loads(answer.body) if answer.body else None, answer.headers)
+        sent.setdefault("host", "127.0.0.1:8000")
+        response = gateway().handle(method, path, sent, payload or None)
+        raw_body = response.get("body") or ""
+        if isinstance(raw_body, bytes):
+            raw_body = raw_body.decode()
+        headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+        return Answer(response["statusCode"], json.loads(raw_body) if raw_body else None, headers)
 
     def get(self, path: str, **kw: Any) -> Answer:
         return self.request("GET", path, **kw)
