@@ -196,3 +196,17 @@ def test_an_inventory_change_between_read_and_write_is_never_ignored(placement, 
     assert shrunk and refused.status == 409
     assert "would exceed the capacity" in refused.body["errors"][0]["detail"]
     assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"] == {"VCPU": 2}
+
+
+def test_wrong_methods_and_media_types_in_placements_format(placement):
+    wrong = placement.get("/placement/allocations", version="1.13")
+    assert wrong.status == 405 and wrong.header("allow") == "POST"
+    assert "The method GET is not allowed for this resource." in wrong.body["errors"][0]["detail"]
+    rp = provider(placement)
+    assert placement.delete(f"/placement/resource_providers/{rp}/inventories", version="1.4").status == 405
+    assert placement.post("/placement/allocations", {}, version="1.12").status == 404  # route gated at 1.13
+    assert placement.get(f"/placement/usages?project_id={PROJECT}", version="1.8").status == 404
+    text = placement.post("/placement/resource_providers", raw=b"name=x", headers={"content-type": "text/plain"})
+    assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
+    head = placement.request("HEAD", f"/placement/resource_providers/{rp}")
+    assert head.status == 200 and head.body is None
