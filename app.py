@@ -13,7 +13,7 @@ import os
 from chalicelib.api import contract_blueprint
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.runtime import services
-from chalicelib.view.sqs import consume
+from chalicelib.view.sqs import consume_event
 
 app = ThreadSafeChalice(app_name="resource-provisioning")
 
@@ -22,4 +22,5 @@ app.register_blueprint(contract_blueprint)
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)
 def view_events(event):
-    consume(services(), [record.body for record in event])
+    # A partial batch response: only the messages that failed go back to the queue.
+    return consume_event(services(), event.to_dict()).response()

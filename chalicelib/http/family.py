@@ -14,6 +14,7 @@ framework default never reaches a client.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -95,11 +96,10 @@ class Family:
         return reply
 
     def encode(self, reply: Reply) -> Response:
+        headers: dict[str, str | list[str]] = dict(reply.headers)
         if reply.body is None:
-            return Response(body="", status_code=reply.status, headers=reply.headers)
-        import json
-
-        headers = {"Content-Type": "application/json", **reply.headers}
+            return Response(body="", status_code=reply.status, headers=headers)
+        headers = {"Content-Type": "application/json", **headers}
         return Response(body=json.dumps(reply.body, separators=(",", ":")), status_code=reply.status,
                         headers=headers)
 
