@@ -30,7 +30,6 @@ from typing import Any
 
 from chalicelib.accounts.decision import (
     MESSAGES,
-    Accepted,
     Rejected,
     check_accounts,
     confirmed_count,
@@ -62,24 +61,17 @@ from chalicelib.accounts.sets import (
 from chalicelib.allocations.repository import allocation_key, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.contract.results import rejected
+from chalicelib.contract.validation import validate_model
 from chalicelib.errors import Unavailable
-from chalicelib.http.bodies import validate_model
-from chalicelib.idempotency import SavedResult, fingerprint, replay_answer, request_key, save_result_op, saved_result
+from chalicelib.idempotency import fingerprint
 from chalicelib.observability import logger
 from chalicelib.runtime import Services
-from chalicelib.store.codec import key_id
-from chalicelib.store.ops import TransactionCanceled, batch_get, transact
+from chalicelib.store.commands import Command, Outcome, Reread, run_command
+from chalicelib.store.keys import KeyId, key_id
+from chalicelib.store.ops import Item, batch_get
 
 OPERATION = "accounts"
-_MAX_ATTEMPTS = 10
 _MAX_TRANSACTION_ITEMS = 100
-_BATCH_KEYS = 100
-
-
-class _Moved(Exception):
-    """The stored set changed between our reads; read again and decide again."""
-
-
 
 
 def request_fingerprint(request: AccountsRequest) -> str:
@@ -94,11 +86,9 @@ def request_fingerprint(request: AccountsRequest) -> str:
 
 def _previous_accounts(services: Services, allocation_id: str, current: SetHeader,
                        buckets: list[str]) -> dict[str, StoredAccount]:
-    """The stored accounts of the given buckets, by partyId (raises _Moved when inconsistent)."""
+    """The stored accounts of the given buckets, by partyId (raises Reread when inconsistent)."""
     keys = [part_key(allocation_id, sk) for b in buckets for sk in current.part_sks(b)]
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for start in range(0, len(keys), _BATCH_KEYS):
-        found.update(batch_get(services.client, services.table, keys[start:start + _BATCH_KEYS]))
+    found = batch_get(services.client, services.table, keys)
     pk = keys[0]["pk"]["S"] if keys else ""
     previous: dict[str, StoredAccount] = {}
     for bucket in buckets:
@@ -106,7 +96,7 @@ def _previous_accounts(services: Services, allocation_id: str, current: SetHeade
         head = found.get((pk, part_sk(bucket, 0)))
         rows = rows_of_parts(head, [found.get((pk, part_sk(bucket, i))) for i in range(1, parts)])
         if rows is None or head is None or head.get("c") != content:
-            raise _Moved()
+            raise Reread()
         previous.update((a.party_id, a) for a in rows)
     return previous
 
@@ -154,48 +144,33 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
     check_accounts(site, request.accounts)
     allocation_id = allocation_id_for(site, request.resource_ref)
     set_fp = set_fingerprint(request.accounts)
-    content = request_fingerprint(request)
-    req_key = request_key(site, OPERATION, request.request_id)
     alloc_key = allocation_key(allocation_id)
     set_key = header_key(allocation_id)
     table = services.table
 
-    for _ in range(_MAX_ATTEMPTS):
-        found = batch_get(services.client, table, [req_key, alloc_key, set_key])
-        owed = replay_answer(saved_result(found.get(key_id(req_key))), content, request.request_id, allocation_id)
-        if owed is not None:
-            return owed
+    def plan(found: dict[KeyId, Item]) -> Outcome:
         current = header_from_item(found.get(key_id(set_key)))
         decision = decide(site, record_from_item(found.get(key_id(alloc_key))), current, request.observed_at, set_fp)
         if isinstance(decision, Rejected):
             # Refusals are not saved: the requestId stays free.
-            return 422, rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
-        assert isinstance(decision, Accepted)
+            body = rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
+            return Outcome(422, body, save=False)
         body = {
             "requestId": request.request_id,
             "allocationId": allocation_id,
             "outcome": "accepted",
             "confirmed": confirmed_count(request.accounts),
         }
-        try:
-            if decision.changed:
-                set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
-            else:
-                set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
-        except _Moved:
-            continue
-        ops = [
-            save_result_op(table, site, OPERATION, request.request_id, SavedResult(content, 200, body),
-                           services.settings.idempotency_ttl_days),
-            allocation_live_op(table, allocation_id, site),
-            *set_ops,
-        ]
-        if len(ops) > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
-            logger.error("accounts set exceeds one transaction", extra={"items": len(ops)})
+        if decision.changed:
+            set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
+        else:
+            set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
+        writes = [allocation_live_op(table, allocation_id, site), *set_ops]
+        if len(writes) + 1 > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
+            logger.error("accounts set exceeds one transaction", extra={"items": len(writes) + 1})
             raise Unavailable()
-        try:
-            transact(services.client, ops)
-            return 200, body
-        except TransactionCanceled:
-            continue  # the requestId was taken, or the allocation or the set moved: read again
-    raise Unavailable()
+        return Outcome(200, body, writes)
+
+    command = Command(site, OPERATION, request.request_id, allocation_id, request_fingerprint(request))
+    return run_command(services.client, table, services.settings.idempotency_ttl_days, command,
+                       [alloc_key, set_key], plan)
