@@ -33,11 +33,20 @@ from chalicelib.errors import Unavailable
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import ItemKey, key
 from chalicelib.store.ops import get_item, query_all
+from chalicelib.store.size import MAX_ITEM_BYTES, item_size
 
 __all__ = [
     "AccountSet", "AccountSetRepository", "allocation_live_op", "bucket_put_ops", "header_check_op",
     "header_from_item", "header_key", "header_put_op", "part_delete_op", "part_key", "rows_of_parts", "set_pk",
+    "written_bytes", "SET_WRITE_BYTES",
 ]
+
+# DynamoDB refuses a transaction whose items add up to more than 4 MB. Besides the set's items, a report's
+# transaction holds its saved result (under 1 KB: fixed fields and a requestId of at most 128 characters)
+# and a ConditionCheck of the allocation item (at most one item's limit); the set gets the rest.
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+_SAVED_RESULT_ALLOWANCE = 4 * 1024
+SET_WRITE_BYTES = MAX_TRANSACTION_BYTES - MAX_ITEM_BYTES - _SAVED_RESULT_ALLOWANCE
 
 HEADER_SK = "-"
 _SNAPSHOT_ATTEMPTS = 5
@@ -113,6 +122,11 @@ def bucket_put_ops(table: str, allocation_id: str, encoded: EncodedBucket) -> li
 
 def part_delete_op(table: str, allocation_id: str, sk: str) -> dict[str, Any]:
     return {"Delete": {"TableName": table, "Key": part_key(allocation_id, sk)}}
+
+
+def written_bytes(ops: list[dict[str, Any]]) -> int:
+    """What DynamoDB counts for the items a list of transaction operations puts (store/size.py)."""
+    return sum(item_size(op["Put"]["Item"]) for op in ops if "Put" in op)
 
 
 def _binary(value: Any) -> bytes:

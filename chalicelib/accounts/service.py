@@ -38,6 +38,7 @@ from chalicelib.accounts.decision import (
 )
 from chalicelib.accounts.models import AccountsRequest
 from chalicelib.accounts.repository import (
+    SET_WRITE_BYTES,
     allocation_live_op,
     bucket_put_ops,
     header_check_op,
@@ -47,6 +48,7 @@ from chalicelib.accounts.repository import (
     part_delete_op,
     part_key,
     rows_of_parts,
+    written_bytes,
 )
 from chalicelib.accounts.sets import (
     SetHeader,
@@ -62,7 +64,7 @@ from chalicelib.allocations.repository import allocation_key, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.contract.results import rejected
 from chalicelib.contract.validation import validate_model
-from chalicelib.errors import Unavailable
+from chalicelib.errors import BadRequest, Unavailable
 from chalicelib.idempotency import fingerprint
 from chalicelib.observability import logger
 from chalicelib.runtime import Services
@@ -72,6 +74,11 @@ from chalicelib.store.ops import Item, batch_get
 
 OPERATION = "accounts"
 _MAX_TRANSACTION_ITEMS = 100
+# JSON text of one stored row beyond its strings: brackets, quotes, commas, the ready flag, the incarnation.
+_ROW_OVERHEAD = 64
+# Items beyond the rows: per bucket item its names and digests, and the header (observedAt and bucket map).
+_ITEMS_OVERHEAD = 64 * 1024
+_ESCAPED_CHARACTER = 6  # the longest a character becomes in JSON text (\u0001)
 
 
 def request_fingerprint(request: AccountsRequest) -> str:
@@ -139,11 +146,37 @@ def _set_ops(services: Services, site: str, allocation_id: str, current: SetHead
     return ops
 
 
+def _rows_bound(request: AccountsRequest) -> int:
+    """Bytes that the set's rows take at most as JSON text, uncompressed, in a first write."""
+    return sum(
+        len(a.party_id) + len(a.account_reference) + _ESCAPED_CHARACTER * len(a.native_uid) + len(a.binding_id)
+        + len(str(a.generation)) + len(request.observed_at) + _ROW_OVERHEAD
+        for a in request.accounts
+    )
+
+
+def check_storable(services: Services, site: str, allocation_id: str, request: AccountsRequest,
+                   set_fp: str) -> None:
+    """400 `too_large` when even a first write of this set could not fit one transaction.
+
+    Decided by the report alone, before anything is read: the items of the set
+    written as new (compressed, the way they are stored) are measured with
+    DynamoDB's size rules. Only a report whose uncompressed rows could exceed
+    the budget pays for encoding them here (compression never grows rows by
+    more than a small fraction).
+    """
+    if _rows_bound(request) * 1.01 + _ITEMS_OVERHEAD <= SET_WRITE_BYTES:
+        return
+    if written_bytes(_set_ops(services, site, allocation_id, None, request, set_fp)) > SET_WRITE_BYTES:
+        raise BadRequest("too_large")
+
+
 def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = validate_model(AccountsRequest, data)
     check_accounts(site, request.accounts)
     allocation_id = allocation_id_for(site, request.resource_ref)
     set_fp = set_fingerprint(request.accounts)
+    check_storable(services, site, allocation_id, request, set_fp)
     alloc_key = allocation_key(allocation_id)
     set_key = header_key(allocation_id)
     table = services.table
@@ -165,6 +198,10 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
             set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
         else:
             set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
+        if written_bytes(set_ops) > SET_WRITE_BYTES:
+            # Only the history carried from earlier reports (each account's `since`) can bring a set that
+            # passed check_storable here; the stored set stays as it is and the same report gets the same answer.
+            raise BadRequest("too_large")
         writes = [allocation_live_op(table, allocation_id, site), *set_ops]
         if len(writes) + 1 > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
             logger.error("accounts set exceeds one transaction", extra={"items": len(writes) + 1})
