@@ -27,7 +27,7 @@ from urllib.parse import quote, urlencode
 import requests
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import generic
+from keystoneauth1.identity import generic, v3
 from pydantic import ValidationError
 from requests.adapters import HTTPAdapter
 
@@ -111,8 +111,9 @@ def config_from_secret(secrets_client: Any, secret_arn: str, **overrides: Any) -
     try:
         raw = secrets_client.get_secret_value(SecretId=secret_arn)["SecretString"]
         values = json.loads(raw)
-    except (KeyError, ValueError) as error:
-        raise ConfigError("the OpenStack secret is not a JSON object") from error
+    except (KeyError, ValueError):
+        # from None: a JSON error keeps the whole document (the secret) in its attributes.
+        raise ConfigError("the OpenStack secret is not a JSON object") from None
     if not isinstance(values, dict):
         raise ConfigError("the OpenStack secret is not a JSON object")
     return OpenStackConfig.from_mapping(values, **overrides)
@@ -272,8 +273,11 @@ class OpenStackClient:
 
 def _auth_plugin(config: OpenStackConfig) -> Any:
     if config.uses_application_credential:
-        return generic.ApplicationCredential(
-            auth_url=config.auth_url, application_credential_id=config.application_credential_id,
+        # keystoneauth has no version-discovering application-credential plugin: v3 it is.
+        auth_url = config.auth_url.rstrip("/")
+        return v3.ApplicationCredential(
+            auth_url=auth_url if auth_url.endswith("/v3") else f"{auth_url}/v3",
+            application_credential_id=config.application_credential_id,
             application_credential_secret=config.application_credential_secret)
     return generic.Password(
         auth_url=config.auth_url, username=config.username, password=config.password,

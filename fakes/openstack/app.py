@@ -53,7 +53,9 @@ class FakeOpenStackApp:
         self.scenario = scenario
         self.base_url = base_url.rstrip("/")
         self.stats: Counter[str] = Counter()
-        self.tokens_issued = 0
+        self.tokens_issued: list[str] = []  # so tests can look for them where they must never be
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most calls served at once: what a client's concurrency bound looks like
         self._tokens: dict[str, _Token] = {}
         self._lock = threading.Lock()
         self._index()
@@ -84,6 +86,16 @@ class FakeOpenStackApp:
     # --- WSGI ---------------------------------------------------------------------------------------
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return self._serve(environ, start_response)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _serve(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         request = Request(environ)
         try:
             endpoint, args = URLS.bind_to_environ(environ).match()
@@ -136,7 +148,7 @@ class FakeOpenStackApp:
         expires = datetime.now(UTC) + timedelta(seconds=self.scenario.token_ttl_seconds)
         with self._lock:
             self._tokens[token] = _Token(project, expires, self.scenario.token_max_uses)
-            self.tokens_issued += 1
+            self.tokens_issued.append(token)
         body = {"token": {
             "methods": identity["methods"], "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
             "issued_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
