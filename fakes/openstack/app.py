@@ -29,6 +29,7 @@ UNAUTHORIZED = {"error": {"code": 401, "message": "The request you have made req
 
 URLS = Map([
     Rule("/", endpoint="versions"),
+    Rule("/_fake/stats", endpoint="fake_stats", methods=["GET"]),
     Rule("/v3", endpoint="identity_version", strict_slashes=False),
     Rule("/v3/auth/tokens", endpoint="auth_tokens", methods=["POST"]),
     Rule("/v3/projects", endpoint="projects", methods=["GET"]),
@@ -122,6 +123,12 @@ class FakeOpenStackApp:
         if truncate is not None:
             response = _truncated(response, truncate)
         return response(environ, start_response)
+
+    def _fake_stats(self, request: Request) -> Response:
+        """Calls per endpoint and the most served at once, for a bench running the fake in another process."""
+        with self._lock:
+            return _json({"calls": dict(self.stats), "maxInFlight": self.max_in_flight,
+                          "tokensIssued": len(self.tokens_issued)})
 
     # --- Keystone -----------------------------------------------------------------------------------
 
