@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -184,23 +184,32 @@ class OpenStackClient:
 
     # --- the four listings --------------------------------------------------------------------------
 
+    def _pages(self, service: str, first: str, next_of: Callable[[dict[str, Any]], str | None],
+               microversion: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every page, following next links; a link seen before is a loop, not an endless fetch."""
+        seen: set[str] = set()
+        url: str | None = first
+        while url:
+            if url in seen:
+                raise UpstreamFailure(service, "pagination loop")
+            seen.add(url)
+            body = self._get(service, url, microversion=microversion)
+            assert body is not None
+            yield body
+            url = next_of(body)
+
     def list_projects(self) -> list[Project]:
         projects: list[Project] = []
-        url: str | None = "projects"
-        while url:
-            body = self._get("identity", url)
+        for body in self._pages("identity", "projects", lambda b: (b.get("links") or {}).get("next")):
             projects.extend(_parse(Project, body, "projects", "identity"))
-            url = (body.get("links") or {}).get("next")
         return projects
 
     def list_flavors(self) -> dict[str, Flavor]:
         flavors: dict[str, Flavor] = {}
-        url: str | None = "flavors/detail?" + urlencode({"is_public": "None"})
-        while url:
-            body = self._get("compute", url, microversion=NOVA_MICROVERSION)
+        first = "flavors/detail?" + urlencode({"is_public": "None"})  # None: public and private
+        for body in self._pages("compute", first, lambda b: _next_link(b.get("flavors_links")), NOVA_MICROVERSION):
             for flavor in _parse(Flavor, body, "flavors", "compute"):
                 flavors[flavor.name] = flavor  # Nova keeps names unique; were they not, the last would win
-            url = _next_link(body.get("flavors_links"))
         return flavors
 
     def list_commitments(self, project: Project) -> tuple[tuple[Commitment, ...] | None, int]:
@@ -224,9 +233,8 @@ class OpenStackClient:
 
     def list_servers(self, project: Project) -> tuple[Server, ...]:
         servers: list[Server] = []
-        url: str | None = "servers/detail?" + urlencode({"all_tenants": "true", "tenant_id": project.id})
-        while url:
-            body = self._get("compute", url, microversion=NOVA_MICROVERSION)
+        first = "servers/detail?" + urlencode({"all_tenants": "true", "tenant_id": project.id})
+        for body in self._pages("compute", first, lambda b: _next_link(b.get("servers_links")), NOVA_MICROVERSION):
             items = body.get("servers")
             if not isinstance(items, list):
                 raise UpstreamFailure("compute", "answer without a servers list")
@@ -236,7 +244,6 @@ class OpenStackClient:
                 if not name:  # microversion not honoured: matching would silently subtract nothing
                     raise UpstreamFailure("compute", "server without flavor.original_name")
                 servers.append(_validate(Server, {**item, "flavor_name": name}, "compute"))
-            url = _next_link(body.get("servers_links"))
         return tuple(servers)
 
     # --- one call -----------------------------------------------------------------------------------
