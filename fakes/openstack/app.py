@@ -111,6 +111,8 @@ class FakeOpenStackApp:
                 self.stats[fault_name] += 1
                 number = self.stats[fault_name]
             faults = [f for f in self.scenario.faults if f.applies(fault_name, number, project)]
+        if any(f.ignore_microversion for f in faults):
+            environ["fake.ignore_microversion"] = True
         delay_ms = self.scenario.latency_ms + sum(f.latency_ms for f in faults)
         if delay_ms:
             time.sleep(delay_ms / 1000)  # the fake's own behaviour: a slow upstream
@@ -312,6 +314,8 @@ def _fault_endpoint(endpoint: str) -> str | None:
 
 def _microversion(request: Request) -> tuple[int, int] | None:
     """The requested compute microversion; absent = 2.1; above the maximum = None (406)."""
+    if request.environ.get("fake.ignore_microversion"):
+        return (2, 1)
     raw = request.headers.get("OpenStack-API-Version", "")
     value = raw.split()[1] if raw.startswith("compute ") and len(raw.split()) == 2 else ""
     value = value or request.headers.get("X-OpenStack-Nova-API-Version", "2.1")

@@ -23,7 +23,8 @@ Endpoints are `keystone.tokens`, `keystone.projects`, `nova.flavors`, `nova.serv
 `calls` are 1-based numbers of the calls to that endpoint (absent: every call); `project`
 narrows `limes` and `nova.servers` faults to one project. `truncate: json` answers a JSON
 body cut in half with a matching Content-Length; `truncate: connection` promises the whole
-body, sends half and closes the connection.
+body, sends half and closes the connection. `ignore_microversion: true` answers Nova calls
+as microversion 2.1 (no extra_specs, no flavor.original_name).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class Fault:
     status: int | None = None
     latency_ms: int = 0
     truncate: str | None = None
+    ignore_microversion: bool = False  # answer as Nova 2.1 would (a proxy that drops the header)
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
@@ -69,6 +71,7 @@ class Fault:
             status=raw.get("status"),
             latency_ms=int(raw.get("latency_ms", 0)),
             truncate=raw.get("truncate"),
+            ignore_microversion=bool(raw.get("ignore_microversion", False)),
         )
 
 

@@ -158,6 +158,14 @@ def test_a_truncated_body_fails_closed(endpoint, mode) -> None:
     assert failure.value.service in ("identity", "compute", "resources")
 
 
+def test_servers_without_original_name_fail_closed() -> None:
+    # Without microversion >= 2.47 the embedded flavor has no name: nothing would ever be subtracted.
+    with fake_openstack(faults=[{"endpoint": "nova.servers", "ignore_microversion": True}]) as fake, \
+            pytest.raises(UpstreamFailure) as failure:
+        OpenStackClient(password_config(fake)).fetch()
+    assert (failure.value.service, failure.value.what) == ("compute", "server without flavor.original_name")
+
+
 def test_an_unreachable_cloud_fails_closed() -> None:
     with fake_openstack() as fake:
         config = password_config(fake)
