@@ -192,19 +192,23 @@ class Decision:
     placement: PlacementChange | None = None
 
 
-def _ours(consumer: Consumer | None, project_id: str) -> bool:
-    return consumer is not None and consumer.user_id == SYNCER_USER and consumer.project_id == project_id
+def _ours(consumer: Consumer | None, project_id: str, previous: Reservation | None = None) -> bool:
+    """The syncer's consumer: its user, and the commitment's project (or the recorded one, after a transfer)."""
+    if consumer is None or consumer.user_id != SYNCER_USER:
+        return False
+    return consumer.project_id == project_id or (previous is not None and consumer.project_id == previous.project_id)
 
 
 def _only_pool(consumer: Consumer) -> str | None:
     return next(iter(consumer.allocations)) if len(consumer.allocations) == 1 else None
 
 
-def _release(record: Reservation, reason: str, consumer: Consumer | None) -> Decision:
+def _release(record: Reservation, reason: str, consumer: Consumer | None,
+             previous: Reservation | None = None) -> Decision:
     """Released: our allocation (if any) deleted, generation-checked; a foreign consumer is never touched."""
     change = None
-    if consumer is not None and _ours(consumer, record.project_id):
-        change = PlacementChange("delete", record.commitment_uuid, record.project_id, SYNCER_USER, {},
+    if consumer is not None and _ours(consumer, record.project_id, previous):
+        change = PlacementChange("delete", record.commitment_uuid, consumer.project_id, SYNCER_USER, {},
                                  consumer.generation)
     return Decision(replace(record, status="released", reason=reason, pool=None), change)
 
@@ -223,26 +227,26 @@ def decide_present(
         remaining=left, resources=resources, status="", reason="", pool=None, expires_at=c.expires_at,
         limes_status=item.status,
     )
-    ours = _ours(consumer, record.project_id)
+    ours = _ours(consumer, record.project_id, previous)
     if item.status in TERMINAL:
-        return _release(record, item.status, consumer)
+        return _release(record, item.status, consumer, previous)
     if item.status in WAITING:
         after_held = AFTER_HELD[item.status]
         was_held = ours or (previous is not None and (
             previous.status == "held" or (previous.status == "released" and previous.reason in AFTER_HELD.values())))
         if was_held:
-            return _release(record, after_held, consumer)
+            return _release(record, after_held, consumer, previous)
         return Decision(replace(record, status=item.status, reason=f"status_{item.status}"))
     if left == 0:
-        return _release(record, FULLY_USED, consumer)
+        return _release(record, FULLY_USED, consumer, previous)
     need = allocation_for(resources, left)
     if not need:
-        return _release(record, NOTHING_TO_HOLD, consumer)
+        return _release(record, NOTHING_TO_HOLD, consumer, previous)
     current: str | None = None
     if consumer is not None:
         current = _only_pool(consumer) if ours else None
         recorded_ours = previous is not None and previous.pool is not None
-        if not ours or not (recorded_ours or _adoptable(consumer, need, current, record.availability_zone, pools)):
+        if not ours or not (recorded_ours or _adoptable(consumer, need, current, record, pools)):
             return Decision(replace(record, status="conflict", reason=FOREIGN_CONSUMER))
     own = dict(consumer.allocations[current]) if consumer is not None and current is not None else {}
     pool, reason = choose_pool(record.availability_zone, need, pools, current, own)
@@ -251,18 +255,21 @@ def decide_present(
         return Decision(replace(record, status="unplaced", reason=reason, pool=current))
     target = {pool: need}
     held = replace(record, status="held", reason=HELD, pool=pool)
-    if consumer is not None and _same(consumer.allocations, target):
+    # A commitment transferred whole keeps its UUID: the same allocation moves to the new project.
+    if consumer is not None and consumer.project_id == record.project_id and _same(consumer.allocations, target):
         return Decision(held)
     return Decision(held, PlacementChange("write", c.uuid, record.project_id, SYNCER_USER, target,
                                           consumer.generation if consumer is not None else None))
 
 
-def _adoptable(consumer: Consumer, need: Mapping[str, int], current: str | None, az: str,
+def _adoptable(consumer: Consumer, need: Mapping[str, int], current: str | None, record: Reservation,
                pools: Sequence[Pool]) -> bool:
     """A consumer of ours left without its record (a crash between the two writes) is exactly what we would write."""
+    if consumer.project_id != record.project_id:
+        return False
     if current is None or not _same(consumer.allocations, {current: need}):
         return False
-    return choose_pool(az, need, pools, current, need)[0] == current
+    return choose_pool(record.availability_zone, need, pools, current, need)[0] == current
 
 
 def _same(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]) -> bool:

@@ -300,6 +300,19 @@ def test_decide_present(case, item, matched, previous, consumer, pools, status, 
             item.uuid, "p1", SYNCER_USER)
 
 
+def test_a_commitment_transferred_whole_takes_its_allocation_along() -> None:
+    # Limes keeps the UUID when a whole commitment moves to another project: the hold moves with it.
+    decision = rules.decide_present(selected(C, P2), 0, HELD_A, MINE_A, [pool("a")])
+    assert (decision.record.status, decision.record.project_id, decision.record.pool) == ("held", "p2", "a")
+    assert decision.placement == rules.PlacementChange("write", C.uuid, "p2", SYNCER_USER, {"a": NEED2}, 4)
+    # Released after the move: our consumer (still on the old project) is the one deleted.
+    gone = rules.decide_present(selected(commitment(7, status="superseded"), P2), 0, HELD_A, MINE_A, [pool("a")])
+    assert gone.placement == rules.PlacementChange("delete", C.uuid, "p1", SYNCER_USER, {}, 4)
+    # Without a record of ours, a consumer on another project is not adopted.
+    stranger = rules.decide_present(selected(C, P2), 0, None, MINE_A, [pool("a")])
+    assert (stranger.record.status, stranger.placement) == ("conflict", None)
+
+
 def test_a_boot_from_volume_flavor_leaves_disk_out() -> None:
     c = commitment(3, amount=1, resource_name="instances_bfv.large")
     decision = rules.decide_present(selected(c), 0, None, None, [pool("a", VCPU=8, MEMORY_MB=32768)])
