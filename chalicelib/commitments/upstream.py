@@ -254,17 +254,24 @@ class OpenStackClient:
         delay = self._config.retry_delay
         with self._calls_lock:
             self.calls += 1
-        try:
-            response = self._session.get(
-                url, endpoint_filter={"service_type": service, "interface": "public"},
-                microversion=microversion, microversion_service_type="compute" if microversion else None,
-                connect_retries=retries, status_code_retries=retries,
-                retriable_status_codes=list(RETRIABLE_STATUS),
-                connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
-            )
-        except ks_exceptions.ClientException as error:
-            # The library's message can carry URLs and bodies; keep only what kind of failure it was.
-            raise UpstreamFailure(service, type(error).__name__) from None
+        for attempt in range(retries + 1):
+            try:
+                response = self._session.get(
+                    url, endpoint_filter={"service_type": service, "interface": "public"},
+                    microversion=microversion, microversion_service_type="compute" if microversion else None,
+                    connect_retries=retries, status_code_retries=retries,
+                    retriable_status_codes=list(RETRIABLE_STATUS),
+                    connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
+                )
+                break
+            except ks_exceptions.UnknownConnectionError:
+                # A connection that ends mid-answer: keystoneauth does not retry it, so retry it here alike.
+                if attempt == retries:
+                    raise UpstreamFailure(service, "UnknownConnectionError") from None
+                time.sleep(delay if delay is not None else 0.5 * 2**attempt)
+            except ks_exceptions.ClientException as error:
+                # The library's message can carry URLs and bodies; keep only what kind of failure it was.
+                raise UpstreamFailure(service, type(error).__name__) from None
         if response.status_code == 404 and not_found_ok:
             return None
         if not 200 <= response.status_code < 300:

@@ -150,12 +150,26 @@ def test_nova_500_after_retries_fails_closed() -> None:
 
 
 @pytest.mark.parametrize("endpoint", ["keystone.projects", "nova.flavors", "limes", "nova.servers"])
-@pytest.mark.parametrize("mode", ["json", "connection"])
-def test_a_truncated_body_fails_closed(endpoint, mode) -> None:
-    with fake_openstack(faults=[{"endpoint": endpoint, "truncate": mode}]) as fake, \
-            pytest.raises(UpstreamFailure) as failure:
-        OpenStackClient(password_config(fake)).fetch()
-    assert failure.value.service in ("identity", "compute", "resources")
+@pytest.mark.parametrize(("mode", "what", "calls"), [
+    ("json", "answer is not JSON", 1),  # a whole answer that does not parse: not retried
+    ("connection", "UnknownConnectionError", 3),  # a connection cut mid-answer: retried, then fails
+])
+def test_a_truncated_body_fails_closed(endpoint, mode, what, calls) -> None:
+    project = {"limes": "p1", "nova.servers": "p1"}.get(endpoint)
+    with fake_openstack(faults=[{"endpoint": endpoint, "truncate": mode, "project": project}]) as fake:
+        with pytest.raises(UpstreamFailure) as failure:
+            OpenStackClient(password_config(fake, retries=2)).fetch()
+        failing = fake.app.stats[endpoint] if project is None else None
+    assert failure.value.what == what
+    if failing is not None:
+        assert failing == calls
+
+
+def test_a_connection_cut_once_is_retried() -> None:
+    with fake_openstack(faults=[{"endpoint": "limes", "calls": [1], "truncate": "connection"}]) as fake:
+        snap = OpenStackClient(password_config(fake)).fetch()
+        assert fake.app.stats["limes"] == 6
+    assert len(snap.projects) == 5
 
 
 def test_servers_without_original_name_fail_closed() -> None:
