@@ -559,3 +559,25 @@ def test_a_second_pass_over_the_same_world_writes_nothing(world, room) -> None:
         for p in state.free_pools():
             if p.name == name:
                 assert all(p.free[c] >= 0 for c in capacity)
+
+
+pools_strategy = st.lists(
+    st.builds(lambda name, az, active, vcpu, mem: Pool(name, az, active, {"VCPU": vcpu, "MEMORY_MB": mem}),
+              st.sampled_from("abcdef"), st.sampled_from(["az1", "az2"]), st.booleans(),
+              st.integers(0, 16), st.integers(0, 65536)),
+    max_size=6, unique_by=lambda p: p.name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pools_strategy, st.integers(1, 8), st.sampled_from([None, "a", "c"]))
+def test_the_chosen_pool_fits_and_one_is_chosen_when_any_fits(pools, vcpu, current) -> None:
+    need = {"VCPU": vcpu, "MEMORY_MB": vcpu * 4096}
+    chosen, reason = rules.choose_pool("az1", need, pools, current)
+    fitting = sorted(p.name for p in pools if p.active and p.availability_zone == "az1"
+                     and all(p.free[c] >= a for c, a in need.items()))
+    if not fitting:
+        assert chosen is None and reason in (rules.NO_POOL, rules.NO_ROOM)
+    elif current in fitting:
+        assert chosen == current
+    else:
+        assert chosen == fitting[0]
