@@ -292,7 +292,7 @@ def _auth_plugin(config: OpenStackConfig) -> Any:
         return v3.ApplicationCredential(
             auth_url=auth_url if auth_url.endswith("/v3") else f"{auth_url}/v3",
             application_credential_id=config.application_credential_id,
-            application_credential_secret=config.application_credential_secret)
+            application_credential_secret=config.application_credential_secret or "")  # checked in __post_init__
     return generic.Password(
         auth_url=config.auth_url, username=config.username, password=config.password,
         user_domain_name=config.user_domain_name, project_name=config.project_name,

@@ -29,7 +29,6 @@ class FakeOpenStack:
         self.app = FakeOpenStackApp(scenario)
         self._server: BaseWSGIServer = make_server(host, port, self.app, threaded=True,
                                                    request_handler=_QuietHandler)
-        self._server.daemon_threads = True
         self.url = f"http://{host}:{self._server.server_port}"
         self.app.base_url = self.url
         self._thread: threading.Thread | None = None
