@@ -210,3 +210,11 @@ def test_wrong_methods_and_media_types_in_placements_format(placement):
     assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
     head = placement.request("HEAD", f"/placement/resource_providers/{rp}")
     assert head.status == 200 and head.body is None
+
+
+def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, services):
+    created = {provider(placement, name=f"rp-{i:03d}") for i in range(105)}
+    services.round_trips.reset()
+    listed = placement.get("/placement/resource_providers").body["resource_providers"]
+    assert {p["uuid"] for p in listed} == created
+    assert services.round_trips.calls["BatchGetItem"] == 2 and "Scan" not in services.round_trips.calls
