@@ -218,3 +218,17 @@ def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, s
     listed = placement.get("/placement/resource_providers").body["resource_providers"]
     assert {p["uuid"] for p in listed} == created
     assert services.round_trips.calls["BatchGetItem"] == 2 and "Scan" not in services.round_trips.calls
+
+
+def test_provider_names_are_unique_through_create_rename_and_delete(placement):
+    a, b = provider(placement, name="alpha"), provider(placement, name="beta")
+    taken = placement.post("/placement/resource_providers", {"name": "alpha"}, version="1.23")
+    assert taken.status == 409 and taken.body["errors"][0]["code"] == "placement.duplicate_name"
+    clash = placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}, version="1.23")
+    assert clash.status == 409 and "Conflicting resource provider alpha already exists" in (
+        clash.body["errors"][0]["detail"])
+    renamed = placement.put(f"/placement/resource_providers/{a}", {"name": "gamma"})
+    assert renamed.status == 200 and renamed.body["name"] == "gamma" and renamed.body["generation"] == 0
+    assert placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}).status == 200  # alpha is free
+    assert placement.delete(f"/placement/resource_providers/{a}").status == 204
+    assert placement.post("/placement/resource_providers", {"name": "gamma"}).status == 201  # so is gamma
