@@ -16,10 +16,10 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 setup: $(VENV)/.installed
 
 run: setup ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
-	PORT=$(PORT) $(PY) -m chalicelib.local.server
+	PORT=$(PORT) $(PY) -m devkit.server
 
 # The integration tier's store (README "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
-# unset, tests/support/stores.py takes DynamoDB Local when it can run, else moto (and says so).
+# unset, devkit/stores.py takes DynamoDB Local when it can run, else moto (and says so).
 NODE_DEPS := node_modules/.package-lock.json
 
 $(NODE_DEPS): package.json package-lock.json

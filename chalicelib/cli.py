@@ -8,14 +8,21 @@ Issued keys are printed once and stored only as their SHA-256.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
 from chalicelib.config import endpoint_from_env
 from chalicelib.errors import Unavailable
-from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import build_services
 from chalicelib.store.schema import ensure_table
+
+
+def use_local_credentials() -> None:
+    """Emulators accept any credentials; a laptop may have none configured."""
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
 def main(argv: list[str] | None = None) -> int:

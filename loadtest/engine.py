@@ -418,7 +418,7 @@ class Verdict:
 
 
 def _conforms(operation: str, record: Record) -> str | None:
-    from tests.support.contract import assert_conforms
+    from devkit.conformance import assert_conforms
 
     try:
         assert_conforms(operation, record.status, record.parsed)
