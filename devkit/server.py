@@ -66,6 +66,7 @@ def main() -> int:
             raise SystemExit(0)  # waitress's run() closes its server and threads on SystemExit
 
         signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)  # also when started in the background, where SIGINT is ignored
         server.run()
     finally:
         if embedded is not None:

@@ -256,6 +256,18 @@ def test_a_chunked_body_is_the_request_body_never_a_next_request(front):
         (200, {"applied": 1, "ignored": 0}), (200, {"projectId": PROJECT})]
 
 
+def test_path_parameters_reach_the_app_percent_decoded_once(front):
+    event = {"type": "project_binding", "bindingId": "colon-1", "projectId": PROJECT,
+             "providerProjectRef": "wp:colon.1", "state": "established", "revision": 1}
+    assert call(front.url, "POST", "/api/resource-provisioning/events", KEYS["RP_SERVICE_KEY"],
+                {"events": [event]}) == (200, {"applied": 1, "ignored": 0})
+    k8s = KEYS["RP_SITE_KEY_K8S"]
+    assert call(front.url, "GET", "/resource-provisioning/k8s/projects/wp%3Acolon.1", k8s) == (
+        200, {"projectId": PROJECT})
+    # Decoded twice, %253A would become ':' and find the binding.
+    assert call(front.url, "GET", "/resource-provisioning/k8s/projects/wp%253Acolon.1", k8s)[0] != 200
+
+
 def test_a_client_sending_half_a_body_is_dropped_after_the_timeout(front):
     with closing(connect(front)) as sock:
         sock.sendall(b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nHost: x\r\n"
