@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from chalicelib.contract import OPENAPI_PATH
@@ -23,7 +23,7 @@ def document() -> dict[str, Any]:
 
 @functools.cache
 def _registry() -> Registry:
-    return Registry().with_resource("urn:contract", Resource(contents=document(), specification=DRAFT202012))
+    return Registry().with_resource("urn:contract", DRAFT202012.create_resource(document()))
 
 
 def _validator(schema: dict[str, Any]) -> Draft202012Validator:

@@ -123,5 +123,5 @@ def install() -> None:
                     self.put_item(table_name, before.to_json()["Attributes"])
             raise
 
-    DynamoDBBackend.transact_write_items = transact_write_items
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     _installed = True
