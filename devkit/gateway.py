@@ -16,6 +16,8 @@ from urllib.parse import unquote
 
 from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
 
+from chalicelib.http.family import unknown_route
+
 # API Gateway refuses payloads over 10 MB before Lambda sees them.
 GATEWAY_MAX_BODY = 10 * 1024 * 1024
 
@@ -29,13 +31,6 @@ def _error(status: int, code: str) -> dict[str, Any]:
     }
 
 
-def unmatched_route(method: str, path: str) -> dict[str, Any]:
-    """The answer to a request no route matches: the deployed gateway's one answer for the whole API
-    (infra/definitions.py, MISSING_AUTHENTICATION_TOKEN). Kept alone so that it can become per family."""
-    del method, path  # the deployed gateway answers every unmatched request alike
-    return _error(404, "not_found")
-
-
 class LocalGateway:
     def __init__(self, app: Any) -> None:
         self._app = app
@@ -47,7 +42,7 @@ class LocalGateway:
         try:
             event = self._converter.create_lambda_event(method, path, headers, body)
         except ValueError:
-            return unmatched_route(method, path)
+            return unknown_route(method, path, headers)
         event["requestContext"]["requestId"] = str(uuid.uuid4())
         # API Gateway hands Lambda percent-decoded path parameters.
         event["pathParameters"] = {k: unquote(v) for k, v in (event.get("pathParameters") or {}).items()}
