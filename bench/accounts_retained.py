@@ -59,7 +59,7 @@ class _Scenario:
 
     def __init__(self, services: Services, name: str) -> None:
         from app import app
-        from chalicelib.local.gateway import LocalGateway
+        from devkit.gateway import LocalGateway
 
         table = f"{services.table}-{name}-{uuid.uuid4().hex[:6]}"
         settings = replace(services.settings, table_name=table)
