@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.retained.keys import list_chunk_key, list_header_key, site_partition
-from chalicelib.retained.rules import EMPTY_DIGEST, RetainedAccount, Stamp, decode_list, encode_list, split
+from chalicelib.retained.rules import (
+    CHUNK_BYTES,
+    EMPTY_DIGEST,
+    RetainedAccount,
+    Stamp,
+    decode_list,
+    encode_list,
+    split,
+)
 from chalicelib.store.codec import from_item, to_item
 from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import TransactionCanceled, batch_get, transact
@@ -102,7 +110,7 @@ def store_list(client: Any, table: str, site: str, replaced: Header | None, stam
                accounts: list[RetainedAccount], digest: str) -> bool:
     """Replace the stored list with `accounts` computed at `stamp`; False when another read replaced
     `replaced` first (its list is at least as new) or when the list is too big to store."""
-    chunks = split(encode_list(accounts))
+    chunks = split(encode_list(accounts), CHUNK_BYTES)
     if len(chunks) > MAX_CHUNKS:
         return False
     generation = replaced.generation + 1 if replaced is not None else 1

@@ -142,7 +142,7 @@ def encode_list(accounts: list[RetainedAccount]) -> bytes:
     index = {s: i for i, s in enumerate(strings)}
     rows = [[index[p], index[q], index[b], g] for p, q, b, g in accounts]
     document = {"v": LIST_FORMAT, "s": strings, "r": rows}
-    return zlib.compress(json.dumps(document, separators=(",", ":")).encode("ascii"), 9)
+    return zlib.compress(json.dumps(document, separators=(",", ":")).encode("ascii"))
 
 
 def decode_list(data: bytes) -> list[RetainedAccount]:
