@@ -176,12 +176,17 @@ class ViewIntake:
                     "ConditionExpression": "revision = :old",
                     "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}},
                 }
+            # The ref's item keeps only established bindings (the only ones that resolve): retired ones
+            # would pile up in it for ever, past DynamoDB's 400 KB item (docs/limits-events.md).
+            if event.state == "established":
+                ref_update: dict[str, Any] = {"UpdateExpression": "SET #b = :entry",
+                                              "ExpressionAttributeValues": {":entry": entry}}
+            else:
+                ref_update = {"UpdateExpression": "REMOVE #b"}
             ops: list[dict[str, Any]] = [
                 {"Put": {"TableName": self._table, "Item": item, **condition}},
                 {"Update": {"TableName": self._table, "Key": keys.ref_key(event.provider_project_ref),
-                            "UpdateExpression": "SET #b = :entry",
-                            "ExpressionAttributeNames": {"#b": entry_name},
-                            "ExpressionAttributeValues": {":entry": entry}}},
+                            "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}},
             ]
             if old is not None and old["providerProjectRef"] != event.provider_project_ref:
                 ops.append({"Update": {"TableName": self._table,
