@@ -133,7 +133,7 @@ def test_a_reader_holding_a_replaced_header_finds_its_chunks_gone(api, services,
     assert len(read_list(services.client, services.table, "k8s", new) or []) == len(PARTIES) - 1
 
 
-def test_a_read_whose_chunks_are_replaced_under_it_reads_again(api, services, store_server):
+def test_a_read_whose_chunks_are_replaced_under_it_reads_again(api, services):
     """Between the reader's state Query and its chunk BatchGet, another client changes the list and
     stores it: the reader finds its generation gone, reads again, and answers the new list."""
     many_accounts(api)
