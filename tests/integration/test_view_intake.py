@@ -2,6 +2,9 @@
 
 import pytest
 
+from chalicelib.store.codec import from_item
+from chalicelib.view.events import EVENT_ADAPTER
+from chalicelib.view.intake import _attributes
 from tests.integration.helpers import EVENTS, bind
 from tests.support import factories as f
 
@@ -168,3 +171,23 @@ def test_retired_bindings_never_grow_their_refs_item_past_the_item_limit(api):
     answer = post_events(api, [f.binding_event("b-live", "wp-full")])
     assert (answer.status, answer.body) == (200, {"applied": 1, "ignored": 0})
     assert project_of(api, "wp-full").body == {"projectId": f.PROJECT}
+
+
+STORED_ATTRIBUTES = {
+    "project": {"projectId", "state", "managementGeneration"},
+    "project_binding": {"bindingId", "projectId", "providerProjectRef", "state"},
+    "party_site_binding": {"bindingId", "partyId", "site", "state"},
+    "username": {"site", "username", "partyId", "verified"},
+    "membership": {"projectId", "partyId", "generation", "state"},
+    "accepted_item": {"itemId", "site", "projectId", "partyId", "generation", "managementGeneration", "required"},
+}
+
+
+@pytest.mark.parametrize("event", LONGEST_EVENTS, ids=[e["type"] for e in LONGEST_EVENTS])
+def test_an_entity_is_stored_with_its_events_fields_by_their_contract_names(api, services, event):
+    """The layout every reader of the view relies on (retained/reader.py, members, reports)."""
+    post_events(api, [event])
+    entity_key, _ = _attributes(EVENT_ADAPTER.validate_python(event))
+    stored = from_item(services.client.get_item(TableName=services.table, Key=entity_key)["Item"])
+    assert stored == {"pk": entity_key["pk"]["S"], "sk": entity_key["sk"]["S"], "revision": event["revision"],
+                      **{name: event[name] for name in STORED_ATTRIBUTES[event["type"]]}}
