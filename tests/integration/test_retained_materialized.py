@@ -217,3 +217,17 @@ def test_the_caps_unavailable_names_its_cause(api, services):
         get_retained_accounts(services, "k8s", limit=len(PARTIES) - 1)
     # What the HTTP layer logs as the 503's cause: the exception's class name, never "NoneType".
     assert type(refused.value.__cause__).__name__ == "RetainedListTooLong"
+
+
+def test_a_full_batch_of_inputs_counts_every_applied_event_at_every_site_it_feeds(api, services):
+    """500 events applied by the intake's parallel workers, each in a transaction with its counter:
+    none refused for contention, none counted twice or lost, an ignored repeat counts nothing."""
+    parties = [f"66666666-6666-4666-8666-{i:012d}" for i in range(250)]
+    batch = [membership_event(party_id=q) for q in parties] + [
+        site_binding_event(party_id=q, binding_id=f"sb-{i}") for i, q in enumerate(parties)]
+    assert post_events(api, *batch) == {"applied": 500, "ignored": 0}
+    assert post_events(api, *batch) == {"applied": 0, "ignored": 500}
+    k8s = read_state(services.client, services.table, "k8s").counters
+    slurm = read_state(services.client, services.table, "slurm").counters
+    assert sum(k8s.values()) == 500 and sum(slurm.values()) == 250  # bindings are k8s's only
+    assert len(k8s) > 16  # spread over the shards
