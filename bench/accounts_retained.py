@@ -15,9 +15,9 @@ stand-in), authenticated with a Site key.
   fenced; the view is seeded with BatchWriteItem in the intake's own layout
   (the intake applies one event per write, which is minutes on an emulator,
   not what is measured here). Then: the first read (the list changed since
-  the last read, so the revision moves) and a steady read. (A view change
-  moving the revision is covered by the tests; a third read would only add
-  half a minute on the emulator.)
+  the last read, so the revision moves; the list is computed and stored), a
+  steady read (the stored list), a Project closed through the intake and the
+  read after it (computed again), and a steady read again.
 
 Read units: what the store reported in ConsumedCapacity (moto reports fixed
 placeholders; DynamoDB Local and AWS compute them; a read that stores the list
@@ -42,11 +42,9 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
-from chalicelib.auth.repository import KeyRepository
-from chalicelib.auth.service import Authenticator
 from chalicelib.retained.keys import list_chunk_key
 from chalicelib.retained.materialized import read_state
-from chalicelib.runtime import Services, use_services
+from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import to_item
 from chalicelib.store.ops import batch_get
 from chalicelib.store.schema import ensure_table
@@ -70,9 +68,8 @@ class _Scenario:
 
         table = f"{services.table}-{name}-{uuid.uuid4().hex[:6]}"
         settings = replace(services.settings, table_name=table)
-        keys = KeyRepository(services.client, table)
-        self.svc = Services(settings=settings, client=services.client, round_trips=services.round_trips,
-                            keys=keys, authenticator=Authenticator(keys, settings.auth_cache_seconds))
+        self.svc = replace(build_services(settings, services.client), round_trips=services.round_trips)
+        keys = self.svc.keys
         ensure_table(services.client, table)
         self.key = generate_key()
         keys.add(hash_key(self.key), principal_for("k8s").name)
@@ -89,7 +86,7 @@ class _Scenario:
 
     def measure(self, fn: Callable[[], Any]) -> tuple[Any, float, dict[str, int], float]:
         """Time and count one call; the key is looked up first, so its cached lookup is not counted."""
-        self.svc.authenticator.principal(f"Bearer {self.key}")
+        self.svc.authenticator.authenticate(self.key)
         return _measure(self.svc, fn)
 
     def drop(self) -> None:

@@ -22,6 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from chalicelib.errors import Unavailable
 from chalicelib.retained.keys import list_chunk_key, list_header_key, site_partition
 from chalicelib.retained.rules import (
     CHUNK_BYTES,
@@ -32,9 +35,10 @@ from chalicelib.retained.rules import (
     encode_list,
     split,
 )
-from chalicelib.store.codec import from_item, to_item
-from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import TransactionCanceled, batch_get, transact
+from chalicelib.store.codec import to_item
+from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
+from chalicelib.store.ops import TransactionCanceled, batch_get, get_item, query_all, transact
+from chalicelib.view.keys import retained_key
 
 # A new list is written in one transaction (at most 100 items, 4 MB): its chunks and the old ones.
 MAX_CHUNKS = 10
@@ -56,27 +60,12 @@ class SiteState:
     header: Header | None = field(default=None)
 
 
-def _query_partition(client: Any, table: str, pk: str) -> list[dict[str, Any]]:
-    """Every item of one small partition, consistent. (A page loop of its own: the partition is
-    a few dozen items, so this is one call; the loop only guards the 1 MB page bound.)"""
-    items: list[dict[str, Any]] = []
-    start: dict[str, Any] = {}
-    while True:
-        with store_errors():
-            page = client.query(
-                TableName=table, KeyConditionExpression="pk = :p", ConsistentRead=True,
-                ExpressionAttributeValues={":p": {"S": pk}}, ReturnConsumedCapacity="TOTAL", **start,
-            )
-        items.extend(from_item(raw) or {} for raw in page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return items
-        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
 def read_state(client: Any, table: str, site: str) -> SiteState:
     revision, list_hash, header = 0, EMPTY_DIGEST, None
     counters: dict[str, int] = {}
-    for item in _query_partition(client, table, site_partition(site)):
+    partition = query_all(client, table, KeyConditionExpression="pk = :p",
+                          ExpressionAttributeValues={":p": {"S": site_partition(site)}})
+    for item in partition:
         sk = item["sk"]
         if "changes" in item:
             counters[sk] = int(item["changes"])
@@ -134,3 +123,28 @@ def store_list(client: Any, table: str, site: str, replaced: Header | None, stam
     except TransactionCanceled:
         return False
     return True
+
+
+def read_revision(client: Any, table: str, site: str) -> tuple[int, str]:
+    """The Site's revision and the digest of the list it denotes."""
+    item = get_item(client, table, retained_key(site)) or {}
+    return int(item.get("revision", 0)), str(item.get("listHash", EMPTY_DIGEST))
+
+
+def claim_revision(client: Any, table: str, site: str, digest: str) -> int | None:
+    """The next revision, now denoting `digest`; None when the stored digest already is `digest`."""
+    try:
+        with store_errors():
+            response = client.update_item(
+                TableName=table, Key=retained_key(site),
+                UpdateExpression="SET listHash = :h ADD revision :one",
+                ConditionExpression="attribute_not_exists(listHash) OR listHash <> :h",
+                ExpressionAttributeValues={":h": {"S": digest}, ":one": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
+                ReturnConsumedCapacity="TOTAL",
+            )
+    except ClientError as exc:
+        if error_code(exc) == CONDITION_FAILED:
+            return None
+        raise Unavailable() from exc
+    return int(response["Attributes"]["revision"]["N"])

@@ -36,14 +36,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chalicelib.errors import Unavailable
 from chalicelib.observability import logger
-from chalicelib.retained.materialized import SiteState, read_list, read_state, store_list
+from chalicelib.retained.materialized import (
+    SiteState,
+    claim_revision,
+    read_list,
+    read_revision,
+    read_state,
+    store_list,
+)
 from chalicelib.retained.reader import query_required_items, read_view
 from chalicelib.retained.rules import (
-    EMPTY_DIGEST,
     RetainedAccount,
     as_body,
     is_current,
@@ -51,9 +55,6 @@ from chalicelib.retained.rules import (
     retained_accounts,
 )
 from chalicelib.runtime import Services
-from chalicelib.store.codec import from_item
-from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
-from chalicelib.view.keys import retained_key
 
 _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
@@ -90,34 +91,6 @@ def _within_limit(site: str, accounts: list[RetainedAccount], limit: int) -> Non
         raise Unavailable() from RetainedListTooLong()
 
 
-def _state(services: Services, site: str) -> tuple[int, str]:
-    with store_errors():
-        raw = services.client.get_item(
-            TableName=services.table, Key=retained_key(site), ConsistentRead=True, ReturnConsumedCapacity="TOTAL",
-        ).get("Item")
-    item = from_item(raw) or {}
-    return int(item.get("revision", 0)), str(item.get("listHash", EMPTY_DIGEST))
-
-
-def _claim(services: Services, site: str, digest: str) -> int | None:
-    """The next revision, now denoting `digest`; None when the stored digest already is `digest`."""
-    try:
-        with store_errors():
-            response = services.client.update_item(
-                TableName=services.table, Key=retained_key(site),
-                UpdateExpression="SET listHash = :h ADD revision :one",
-                ConditionExpression="attribute_not_exists(listHash) OR listHash <> :h",
-                ExpressionAttributeValues={":h": {"S": digest}, ":one": {"N": "1"}},
-                ReturnValues="UPDATED_NEW",
-                ReturnConsumedCapacity="TOTAL",
-            )
-    except ClientError as exc:
-        if error_code(exc) == CONDITION_FAILED:
-            return None
-        raise Unavailable() from exc
-    return int(response["Attributes"]["revision"]["N"])
-
-
 def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
     for _ in range(_MAX_ATTEMPTS):
         state = read_state(services.client, services.table, site)
@@ -134,9 +107,9 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
     for _ in range(_MAX_ATTEMPTS):
         if digest == stored:
             return as_body(revision, accounts)
-        claimed = _claim(services, site, digest)
+        claimed = claim_revision(services.client, services.table, site, digest)
         if claimed is not None:
             return as_body(claimed, accounts)
         # Another reader stored this digest first: answer with the revision it denotes.
-        revision, stored = _state(services, site)
+        revision, stored = read_revision(services.client, services.table, site)
     raise Unavailable()
