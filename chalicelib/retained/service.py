@@ -60,8 +60,17 @@ _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
 
 
+# The named causes of this read's 503s (the HTTP layer logs the cause's class name).
 class RetainedListTooLong(Exception):
-    """The Site's list passes the contract's maximum (the named cause of the 503 it becomes)."""
+    """The Site's list passes the contract's maximum."""
+
+
+class StoredListKeptChanging(Exception):
+    """Every attempt found the stored list replaced between its header and its chunks."""
+
+
+class RevisionKeptMoving(Exception):
+    """Every attempt to claim a revision for the list lost to another digest."""
 
 
 def compute_list(services: Services, site: str) -> list[RetainedAccount]:
@@ -100,7 +109,7 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
         if current is not None:
             break
     else:
-        raise Unavailable()  # the stored list kept being replaced under every read
+        raise Unavailable() from StoredListKeptChanging()
     accounts, digest = current
     _within_limit(site, accounts, limit)
     revision, stored = state.revision, state.list_hash
@@ -112,4 +121,4 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
             return as_body(claimed, accounts)
         # Another reader stored this digest first: answer with the revision it denotes.
         revision, stored = read_revision(services.client, services.table, site)
-    raise Unavailable()
+    raise Unavailable() from RevisionKeptMoving()

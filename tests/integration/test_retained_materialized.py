@@ -162,6 +162,34 @@ def test_a_read_whose_chunks_are_replaced_under_it_reads_again(api, services):
     assert answer == retained(api)
 
 
+def test_a_read_whose_chunks_are_replaced_under_every_attempt_is_unavailable(api, services):
+    """Bounded: when every attempt finds its generation gone, the read gives up with a named cause."""
+    many_accounts(api)
+    retained(api)
+    other = build_services(replace(services.settings))
+    revisions = iter(range(2, 100))
+
+    def replace_list(**_: Any) -> None:
+        revision = next(revisions)
+        use_services(other)
+        try:
+            post_events(api, site_binding_event(party_id=PARTIES[0], binding_id="sb-0", revision=revision,
+                                                state="retired" if revision % 2 == 0 else "established"))
+            get_retained_accounts(other, "k8s")
+        finally:
+            use_services(services)
+
+    services.client.meta.events.register("before-send.dynamodb.BatchGetItem", replace_list)
+    try:
+        with pytest.raises(Unavailable) as refused:
+            get_retained_accounts(services, "k8s")
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.BatchGetItem", replace_list)
+    assert type(refused.value.__cause__).__name__ == "StoredListKeptChanging"
+    assert next(revisions) == 2 + 5  # one replacement per attempt, five attempts
+    assert len(retained(api)["accounts"]) == len(PARTIES) - 1  # the last replacement (revision 6) retired sb-0
+
+
 def test_a_store_fault_while_storing_leaves_the_old_list_whole(api, services):
     many_accounts(api)
     before = retained(api)
