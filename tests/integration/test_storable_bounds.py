@@ -19,9 +19,9 @@ from chalicelib.accounts.service import _set_ops, set_fingerprint
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.errors import BadRequest
 from chalicelib.http.bodies import MAX_BODY_BYTES
-from chalicelib.idempotency import request_key
 from chalicelib.reports.models import Resource
 from chalicelib.reports.service import check_storable
+from chalicelib.store.saved_results import request_key
 from tests.integration.helpers import allocation, bind, send
 from tests.support import factories as f
 from tests.support.view_factories import accounts_report, allocate
