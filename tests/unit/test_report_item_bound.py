@@ -6,12 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from chalicelib.allocations.repository import stored_size
+from chalicelib.allocations.repository import item_of
 from chalicelib.allocations.rules import REASONS, Status
 from chalicelib.contract.types import MAX_SAFE_INTEGER
 from chalicelib.reports.decision import Accepted, decide
 from chalicelib.reports.models import Resource
 from chalicelib.reports.service import item_bound
+from chalicelib.store.size import item_size
 from tests.support import factories as f
 
 LONGEST = {
@@ -25,8 +26,8 @@ def largest_item(resource: Resource) -> int:
                       "ffffffff-ffff-4fff-bfff-ffffffffffff")
     assert isinstance(decision, Accepted)
     record = decision.record
-    return stored_size(replace(record, status=Status(record.status.observed, "suspended", REASONS),
-                               revision=MAX_SAFE_INTEGER, version=MAX_SAFE_INTEGER))
+    return item_size(item_of(replace(record, status=Status(record.status.observed, "suspended", REASONS),
+                                     revision=MAX_SAFE_INTEGER, version=MAX_SAFE_INTEGER)))
 
 
 def limits(count: int, name_length: int) -> dict[str, int]:
