@@ -54,10 +54,11 @@ def check_storable(site: str, allocation_id: str, resource: Resource) -> None:
     """400 `too_large` when the allocation item this report makes could exceed DynamoDB's item limits.
 
     Limit component names are map keys in the item, so each is an attribute
-    name, and the item has a size limit. Measured on the item itself, built from the report with every value the
-    store adds at its largest (a Project, the longest lifecycle, every reason,
-    2^53-1 for revision and version), so the answer depends on the report
-    alone: the same report is refused every time, before anything is read.
+    name with its own limit, besides the item's size limit. Measured on the
+    item itself, built from the report with every value the store adds at its
+    largest (a Project, the longest lifecycle, every reason, 2^53-1 for
+    revision and version), so the answer depends on the report alone: the
+    same report is refused every time, before anything is read.
     """
     # Component names are ASCII (the contract's pattern): characters are bytes.
     if item_bound(resource) <= MAX_ITEM_BYTES and max(map(len, _component_names(resource))) <= MAX_NAME_BYTES:
