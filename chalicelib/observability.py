@@ -83,8 +83,8 @@ def _emit(dimensions: Mapping[str, str], values: list[tuple[str, MetricUnit, flo
     metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE_NAME)
     for dimension, label in dimensions.items():
         metrics.add_dimension(name=dimension, value=label)
-    for name, unit, value in values:
-        metrics.add_metric(name=name, unit=unit, value=value)
+    for name, unit, amount in values:
+        metrics.add_metric(name=name, unit=unit, value=amount)
     metrics.flush_metrics()
 
 

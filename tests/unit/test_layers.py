@@ -1,64 +1,44 @@
-"""Pure modules import neither the AWS SDK, Chalice nor the HTTP layer, not even through another module.
+"""The import contracts of `make lint` hold, and they fail when a pure module reaches for the AWS SDK."""
 
-Each module is imported alone in a fresh interpreter and the loaded modules are
-inspected, so an indirect import (a rules module importing a repository that
-imports boto3) fails here as well as a direct one.
-"""
-
-from __future__ import annotations
-
-import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-import pytest
-
-PURE = [
-    "chalicelib.reports.decision",
-    "chalicelib.reports.models",
-    "chalicelib.accounts.decision",
-    "chalicelib.accounts.models",
-    "chalicelib.accounts.names",
-    "chalicelib.accounts.sets",
-    "chalicelib.allocations.rules",
-    "chalicelib.allocations.models",
-    "chalicelib.members.rules",
-    "chalicelib.members.models",
-    "chalicelib.members.repository",
-    "chalicelib.view.keys",
-    "chalicelib.idempotency",
-    "chalicelib.contract.instants",
-    "chalicelib.contract.types",
-    "chalicelib.contract.validation",
-    "chalicelib.store.keys",
-    "chalicelib.store.size",
-]
-FORBIDDEN = ("boto3", "botocore", "chalice", "chalicelib.http")
-SERVICES = ["chalicelib.reports.service", "chalicelib.accounts.service", "chalicelib.members.service",
-            "chalicelib.allocations.service", "chalicelib.view.projects"]
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
-def loaded_after_import(module: str) -> list[str]:
-    code = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=tree, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"})
 
 
-def offending(loaded: list[str], forbidden: tuple[str, ...]) -> list[str]:
-    return [m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden)]
+def _copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "chalicelib", tree / "chalicelib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return tree
 
 
-@pytest.mark.parametrize("module", PURE)
-def test_pure_modules_stay_pure(module: str) -> None:
-    assert offending(loaded_after_import(module), FORBIDDEN) == []
+def test_the_layers_hold(tmp_path):
+    result = _lint(_copy(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("module", SERVICES)
-def test_services_do_not_import_the_http_layer(module: str) -> None:
-    # chalicelib.runtime wires the authenticator, which is HTTP-free too; only the adapter imports chalice.
-    assert offending(loaded_after_import(module), ("chalicelib.http", "chalice")) == []
+def test_boto3_in_a_rules_module_breaks_the_lint(tmp_path):
+    tree = _copy(tmp_path)
+    rules = tree / "chalicelib" / "allocations" / "rules.py"
+    rules.write_text("import boto3  # a deliberate violation\n" + rules.read_text())
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "chalicelib.allocations.rules is not allowed to import boto3" in result.stdout
 
 
-def test_the_check_sees_an_indirect_import() -> None:
-    # allocations.repository imports boto3 only through store.codec.
-    assert "boto3" in offending(loaded_after_import("chalicelib.allocations.repository"), FORBIDDEN)
+def test_a_service_importing_the_http_layer_breaks_the_lint(tmp_path):
+    tree = _copy(tmp_path)
+    service = tree / "chalicelib" / "members" / "service.py"
+    service.write_text("import chalicelib.http.bodies  # a deliberate violation\n" + service.read_text())
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "chalicelib.members.service is not allowed to import chalicelib.http" in result.stdout
