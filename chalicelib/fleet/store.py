@@ -244,3 +244,27 @@ class FleetStore:
         items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
                           ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": EVENT}})
         return [i["event"] for i in items]
+
+
+# --- for Placement's inventory writes ----------------------------------------------------------------
+
+
+def fleet_version_bump_item(table: str, tenant: str) -> dict[str, Any]:
+    """Moves the tenant's fleet version: any apply planned before this write then fails as CONFIG_DRIFT."""
+    return {"Update": {"TableName": table, "Key": key(fleet_pk(tenant), VERSION_SK),
+                       "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}}
+
+
+def pool_tenant(client: Any, table: str, provider_uuid: str, provider_name: str) -> str | None:
+    """The tenant whose pool this provider is: its name is `<tenant>/...` and that tenant has a pool of its uuid."""
+    tenant, sep, _ = provider_name.partition("/")
+    if not sep or not tenant:
+        return None
+    found = get_item(client, table, key(fleet_pk(tenant), object_sk(POOLS, provider_uuid)))
+    return tenant if found else None
+
+
+def provider_write_items(client: Any, table: str, provider_uuid: str, provider_name: str) -> list[dict[str, Any]]:
+    """What a Placement inventory write on this provider adds to its own transaction: [] unless it is a pool's."""
+    tenant = pool_tenant(client, table, provider_uuid, provider_name)
+    return [fleet_version_bump_item(table, tenant)] if tenant else []

@@ -9,6 +9,7 @@ import pytest
 
 from chalicelib.fleet.store import FleetStore
 from chalicelib.placement.store import PlacementStore
+from chalicelib.store.ops import transact
 from tests.support.eventbridge import RecordingEventBridge
 from tests.support.faults import failing
 
@@ -369,3 +370,34 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
     assert status == 401 and body["error"]["code"] == "UNAUTHENTICATED"
     status, body = http.operator("GET", "/api/fleet/events")
     assert status == 400 and body["error"]["details"]["field"] == "/tenant"
+
+
+def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
+    from chalicelib.fleet.placement_writes import provider_items
+    from chalicelib.fleet.store import provider_write_items
+
+    assert _apply(http, document())[0] == 200
+    changed = document()
+    changed["flavors"][0]["description"] = "bigger"  # the apply itself does not touch the pool's provider
+    plan_hash = _plan(http, changed)["planHash"]
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    placement = PlacementStore(services.client, services.table)
+    assert provider_write_items(services.client, services.table, pool_id, "other/gpu") == []
+    sneaked = []
+
+    def sneak(request, **_):
+        if not sneaked:
+            sneaked.append(1)
+            read = placement.provider(pool_id)
+            items, _refs = provider_items(services.table, read, pool_id, read.name, {"VCPU": (3, 0)})
+            bump = provider_write_items(services.client, services.table, pool_id, read.name)
+            assert len(bump) == 1
+            transact(services.client, [*items, *bump])
+
+    services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
+    try:
+        status, body = _apply(http, changed, plan_hash=plan_hash)
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", sneak)
+    assert status == 409 and body["error"]["code"] == "CONFIG_DRIFT", body
+    assert http.rpc("flavors.list", {}, http.token)[1]["items"][0]["description"] == ""
