@@ -14,7 +14,7 @@ import os
 
 from chalicelib.api import contract_blueprint
 from chalicelib.compute.api import compute_blueprint
-from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+from chalicelib.fleet.reconciler import DRIFT_SCHEDULE, eventbridge_publisher, reconcile
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.operator_api import operator_blueprint
 from chalicelib.placement.handler import placement_blueprint
@@ -29,7 +29,7 @@ app.register_blueprint(compute_blueprint())
 app.register_blueprint(placement_blueprint)
 
 
-@app.schedule(os.environ.get("RP_DRIFT_SCHEDULE", "rate(15 minutes)"), name="fleet_drift")
+@app.schedule(DRIFT_SCHEDULE, name="fleet_drift")
 def fleet_drift(event):
     # The fleet drift reconciler: one pass over every tenant with an applied document.
     return reconcile(services(), eventbridge_publisher())

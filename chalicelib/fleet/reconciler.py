@@ -32,6 +32,8 @@ from chalicelib.observability import logger
 from chalicelib.store.ops import TransactionCanceled
 
 LEASE_MS = 60_000
+# The deployed schedule is per stage (infra/definitions.py STAGE_SETTINGS.drift_schedule replaces this one).
+DRIFT_SCHEDULE = "rate(15 minutes)"
 Publisher = Callable[[dict[str, Any]], None]
 
 
