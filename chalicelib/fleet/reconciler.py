@@ -18,7 +18,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import boto3
@@ -68,11 +68,25 @@ def _check(store: FleetStore, tenant: str) -> tuple[Status, rules.Plan] | None:
     return status, rules.plan(snapshot.state, document, bool(status.applied["prune"]))
 
 
+MAX_DRIFT_CHANGES_BYTES = 256 * 1024  # the status item must stay below DynamoDB's 400 KB
+
+
+def fitting(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first changes that fit the status item (the summary still counts them all)."""
+    kept, size = [], 0
+    for change in changes:
+        size += len(json.dumps(change, separators=(",", ":")))
+        if size > MAX_DRIFT_CHANGES_BYTES:
+            break
+        kept.append(change)
+    return kept
+
+
 def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str, Any] | None:
     """Write the answer; the event to publish when it changed (None when unchanged or another writer won)."""
     drifted = bool(planned.calls or planned.blocked)
     now = now_iso()
-    drift = ({"checkedAt": now, "summary": planned.summary, "changes": planned.changes,
+    drift = ({"checkedAt": now, "summary": planned.summary, "changes": fitting(planned.changes),
               "planHash": planned.plan_hash} if drifted else None)
     before = status.drift["planHash"] if status.drift else None
     changed = (before is None) != (drift is None) or (drift is not None and before != planned.plan_hash)
@@ -92,7 +106,7 @@ def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str,
     return event
 
 
-def publish_outbox(store: FleetStore, publish: Publisher, known: list[tuple[str, str]] = ()) -> int:  # type: ignore[assignment]
+def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[str, str]] = ()) -> int:
     """Publish every outbox item (those just written, and any a crashed pass left); the count recorded by us."""
     owner = uuid.uuid4().hex
     candidates = dict.fromkeys([*known, *store.pending_outbox()])
@@ -123,13 +137,21 @@ def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
     counts = {"checked": 0, "drifted": 0, "converged": 0, "published": 0}
     written: list[tuple[str, str]] = []
     for tenant in store.applied_tenants():
-        checked = _check(store, tenant)
+        try:
+            checked = _check(store, tenant)
+        except Exception:  # noqa: BLE001 - one tenant's failure must not stop the others' checks
+            logger.exception("fleet drift check failed", extra={"tenant": tenant})
+            continue
         if checked is None:
             continue
         status, planned = checked
         counts["checked"] += 1
         counts["drifted" if planned.calls or planned.blocked else "converged"] += 1
-        event = _record(store, status, planned)
+        try:
+            event = _record(store, status, planned)
+        except Exception:  # noqa: BLE001 - as above: the next pass records it
+            logger.exception("fleet drift not recorded", extra={"tenant": tenant})
+            continue
         if event is not None:
             written.append((tenant, event["id"]))
     counts["published"] = publish_outbox(store, publish, written)
@@ -138,6 +160,15 @@ def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
 
 def events(svc: Any, tenant: str) -> dict[str, Any]:
     return {"events": fleet_store(svc).events(tenant)}
+
+
+def start_reconciler_timer(stop: threading.Event, services: Callable[[], Any]) -> threading.Thread:
+    """`make run`: a daemon thread reconciling every RP_DRIFT_INTERVAL_SECONDS (default 900) until `stop`."""
+    seconds = float(os.environ.get("RP_DRIFT_INTERVAL_SECONDS") or 900)
+    thread = threading.Thread(target=run_reconciler_every, args=(seconds, stop, services), name="fleet-drift",
+                              daemon=True)
+    thread.start()
+    return thread
 
 
 def run_reconciler_every(seconds: float, stop: threading.Event, services: Callable[[], Any],

@@ -238,8 +238,19 @@ def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject) -> tup
     return ident, _Entry(kind, doc.name, op, ident, changed, before, after, call, blocked)
 
 
-def _removals(state: FleetState, kind: str, listed_ids: set[str], active_pools_after: set[str]) -> list[_Entry]:
+def _archived_pools_drifted(state: FleetState, listed_ids: set[str]) -> list[_Entry]:
+    """Archived pools whose provider no longer reserves everything (or is gone): archived again."""
     entries = []
+    for pool in state.of(POOLS).values():
+        expected = expected_classes(pool.fields["capacity"], True)
+        if pool.archived and pool.id not in listed_ids and state.providers.get(pool.id) != expected:
+            entries.append(_Entry(POOLS, pool.key, "archive", pool.id, ["capacity"], doc_form(state, pool), None,
+                                  {"method": "compute.pools.archive", "input": {"id": pool.id}}))
+    return entries
+
+
+def _removals(state: FleetState, kind: str, listed_ids: set[str], active_pools_after: set[str]) -> list[_Entry]:
+    entries = [] if kind != POOLS else _archived_pools_drifted(state, listed_ids)
     for obj in state.active(kind):
         if obj.id in listed_ids:
             continue

@@ -13,6 +13,7 @@ from typing import Any
 
 from chalicelib.auth.principals import Principal
 from chalicelib.compute.errors import (
+    AlreadyExists,
     ConfigDrift,
     InvalidArgument,
     InvalidState,
@@ -27,6 +28,7 @@ from chalicelib.fleet.modules import METHODS, list_objects, unknown_class
 from chalicelib.fleet.store import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_ITEMS,
+    VERSION_SK,
     FleetStore,
     Snapshot,
     Status,
@@ -51,6 +53,25 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _name_taken(items: list[dict[str, Any]], canceled: TransactionCanceled) -> bool:
+    """A Placement provider outside fleet holds a pool's provider name (the version itself still matched)."""
+    version_index = next(i for i, item in enumerate(items)
+                         if item.get("Put", {}).get("Item", {}).get("sk", {}).get("S") == VERSION_SK)
+    if canceled.failed(version_index):
+        return False
+    return any(canceled.failed(i) and item.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith(
+        "PLRPNAME#") for i, item in enumerate(items))
+
+
+def _transact(store: FleetStore, items: list[dict[str, Any]]) -> None:
+    try:
+        store.transact(items)
+    except TransactionCanceled as canceled:
+        if _name_taken(items, canceled):
+            raise AlreadyExists("A Placement resource provider already has this pool's provider name.") from None
+        raise
+
+
 # --- module methods ----------------------------------------------------------------------------------
 
 
@@ -71,7 +92,7 @@ def module_method(kind: str, method: str) -> Callable[[Any, Principal, dict[str,
             snapshot = store.snapshot(_tenant(principal), providers=kind == POOLS)
             outcome = run(snapshot.state, body)
             try:
-                store.transact(store.write_items(snapshot, outcome.writes))
+                _transact(store, store.write_items(snapshot, outcome.writes))
             except TransactionCanceled:
                 continue  # another write moved the version: decide again on what is there now
             return outcome.answer
@@ -167,7 +188,7 @@ def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any
         raise Unsupported("The plan's writes exceed one transaction; split the document.",
                           items=len(items), limit=MAX_TRANSACTION_ITEMS)
     try:
-        store.transact(items)
+        _transact(store, items)
     except TransactionCanceled:
         raise ConfigDrift(expected=planned.plan_hash) from None
     return {"plan": planned.body(), "applied": len(planned.calls)}

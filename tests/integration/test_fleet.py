@@ -401,3 +401,32 @@ def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_
         services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", sneak)
     assert status == 409 and body["error"]["code"] == "CONFIG_DRIFT", body
     assert http.rpc("flavors.list", {}, http.token)[1]["items"][0]["description"] == ""
+
+
+def test_a_pool_whose_provider_name_another_provider_holds_is_already_exists(http, services):
+    from chalicelib.placement.models import Provider
+
+    PlacementStore(services.client, services.table).create_provider(
+        Provider(uuid="11111111-2222-3333-4444-555555555555", name="acme/gpu"))
+    status, body = _apply(http, document())
+    assert status == 409 and body["error"]["code"] == "ALREADY_EXISTS", body
+    assert http.rpc("providerAccounts.list", {}, http.token)[1]["items"] == []
+
+
+def test_make_run_timer_reconciles_and_publishes(http, services):
+    from chalicelib.fleet.reconciler import run_reconciler_every
+
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    _change_inventory_through_placement(services, pool_id, 5)
+    published, stop = [], threading.Event()
+
+    def publish(event):
+        published.append(event)
+        stop.set()
+
+    thread = threading.Thread(target=run_reconciler_every, args=(0.01, stop, lambda: services, publish))
+    thread.start()
+    assert stop.wait(60)
+    thread.join()
+    assert [e["type"] for e in published] == ["fleet.drifted"]

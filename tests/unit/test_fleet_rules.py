@@ -149,6 +149,18 @@ def test_a_provider_differing_from_capacity_is_a_pool_update():
     assert state.providers[pool_id] == expected_classes({"VCPU": 8}, False)
 
 
+def test_with_prune_an_archived_pool_whose_provider_changed_is_archived_again():
+    state = applied(BASE)
+    state = applied(doc(), state, prune=True)
+    pool_id = next(iter(state.of("pools")))
+    assert state.providers[pool_id] == {"VCPU": (8, 8)}
+    assert rules.plan(state, doc(), True).calls == []
+    changed = FleetState(**{**state.__dict__, "providers": {pool_id: {"VCPU": (8, 0)}}})
+    planned = rules.plan(changed, doc(), True)
+    assert planned.calls == [{"method": "compute.pools.archive", "input": {"id": pool_id}}]
+    assert rules.plan(changed, doc(), False).calls == []
+
+
 def test_ids_derive_from_tenant_kind_and_name():
     a = rules.plan(empty_state("acme", SITES), BASE, False)
     b = rules.plan(empty_state("acme", SITES), BASE, False)
