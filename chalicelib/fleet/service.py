@@ -37,6 +37,7 @@ from chalicelib.fleet.store import (
 from chalicelib.store.ops import TransactionCanceled
 
 _MODULE_ATTEMPTS = 5  # a module write that lost a race reads again and decides again
+_STATUS_ATTEMPTS = 3  # apply's record lost only to a reconciler's status write: record again
 FLEET_SOURCE = "resource-provisioning.fleet"
 
 
@@ -172,26 +173,40 @@ def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any
         module, method = call["method"].split(".")[1:]
         outcome = METHODS[(module, method)](state, call["input"])
         state, writes = outcome.state, [*writes, *outcome.writes]
-    status = store.status(tenant)
-    items = store.write_items(snapshot, writes)
+    writes_items = store.write_items(snapshot, writes)
     document = request.document.model_dump(by_alias=True)
+    for attempt in range(_STATUS_ATTEMPTS):
+        items, status_index = _with_record(store, tenant, principal, planned, request.prune, writes_items, document)
+        if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
+            raise Unsupported("The plan's writes exceed one transaction; split the document.",
+                              items=len(items), limit=MAX_TRANSACTION_ITEMS)
+        try:
+            _transact(store, items)
+        except TransactionCanceled as canceled:
+            only_status = canceled.failed(status_index) and not any(
+                canceled.failed(i) for i in range(len(items)) if i != status_index)
+            if only_status and attempt + 1 < _STATUS_ATTEMPTS:
+                continue  # a reconciler recorded a check meanwhile: the plan still holds, record again
+            actual = rules.plan(store.snapshot(tenant).state, request.document, request.prune).plan_hash
+            raise ConfigDrift(expected=request.planHash or planned.plan_hash, actual=actual) from None
+        return {"plan": planned.body(), "applied": len(planned.calls)}
+    raise Unavailable()  # pragma: no cover - the loop returns or raises
+
+
+def _with_record(store: FleetStore, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
+                 writes_items: list[dict[str, Any]], document: Any) -> tuple[list[dict[str, Any]], int]:
+    """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
+    `fleet.converged` when the tenant was recorded drifted. Returns (items, index of the status item)."""
+    status = store.status(tenant)
     chunk_items, chunks = store.document_items(tenant, document, status.chunks)
     now = now_iso()
     applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
-               "prune": request.prune}
-    items += [*chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
-    event = None
+               "prune": prune}
+    items = [*writes_items, *chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
+    status_index = len(items) - 1
     if status.drift is not None:
-        event = _event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)
-        items.append(store.outbox_item(event))
-    if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
-        raise Unsupported("The plan's writes exceed one transaction; split the document.",
-                          items=len(items), limit=MAX_TRANSACTION_ITEMS)
-    try:
-        _transact(store, items)
-    except TransactionCanceled:
-        raise ConfigDrift(expected=planned.plan_hash) from None
-    return {"plan": planned.body(), "applied": len(planned.calls)}
+        items.append(store.outbox_item(_event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)))
+    return items, status_index
 
 
 def status(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
