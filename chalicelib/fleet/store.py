@@ -78,7 +78,7 @@ def object_item(tenant: str, obj: FleetObject) -> dict[str, Any]:
     10,000 strings instead of 10,000 nested attribute maps (botocore's parser is most of an export's time)."""
     body = {"kind": obj.kind, "id": obj.id, "name": obj.name, "fields": dict(obj.fields), "archived": obj.archived}
     return {"pk": fleet_pk(tenant), "sk": object_sk(obj.kind, obj.id),
-            "o": json.dumps(body, separators=(",", ":"), sort_keys=True)}
+            "o": json.dumps(body, separators=(",", ":"))}
 
 
 def _object(item: dict[str, Any]) -> FleetObject:
