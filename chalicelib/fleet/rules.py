@@ -84,7 +84,7 @@ def check_unique(document: FleetDocument, base: str = "/document") -> None:
 def resource_class_pointers(document: FleetDocument, base: str = "/document") -> list[tuple[str, str]]:
     """(class name, JSON pointer) of every resource class the document names, in document order."""
     maps = {POOLS: "capacity", QUOTAS: "limits", OFFERS: "limits", FLAVORS: "resources"}
-    found = []
+    found: list[tuple[str, str]] = []
     for kind, items in doc_objects(document).items():
         if kind in maps:
             for item in items:
@@ -304,9 +304,9 @@ def plan(state: FleetState, document: FleetDocument, prune: bool) -> Plan:
     blocked.sort(key=lambda b: (order[b["kind"]], b["name"], b["reason"], b["field"]))
     result.blocked = blocked
     summary = dict.fromkeys(OPS, 0)
-    for change in result.changes:
-        if "blocked" not in change:
-            summary[change["op"]] += 1
+    for entry in forward + backward:
+        if not entry.blocked:
+            summary[entry.op] += 1
     result.summary = {**summary, "unchanged": unchanged, "blocked": len(blocked)}
     result.plan_hash = plan_hash(result.calls, result.blocked)
     return result

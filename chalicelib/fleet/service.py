@@ -7,7 +7,6 @@ conditioned on the tenant's fleet version (plus each item's own condition).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,10 +20,11 @@ from chalicelib.compute.errors import (
     Unavailable,
     Unsupported,
 )
+from chalicelib.compute.registry import MethodHandler, Registry
 from chalicelib.compute.validation import parse
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
-from chalicelib.fleet.modules import METHODS, list_objects, unknown_class
+from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
 from chalicelib.fleet.store import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_ITEMS,
@@ -76,7 +76,7 @@ def _transact(store: FleetStore, items: list[dict[str, Any]]) -> None:
 # --- module methods ----------------------------------------------------------------------------------
 
 
-def module_list(kind: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+def module_list(kind: str) -> MethodHandler:
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         parse(NoInput, body)
         return list_objects(fleet_store(svc).snapshot(_tenant(principal), providers=False).state, kind)
@@ -84,7 +84,7 @@ def module_list(kind: str) -> Callable[[Any, Principal, dict[str, Any]], dict[st
     return handler
 
 
-def module_method(kind: str, method: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+def module_method(kind: str, method: str) -> MethodHandler:
     run = METHODS[(kind, method)]
 
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -113,18 +113,19 @@ def _validate(custom_classes: frozenset[str], document: FleetDocument) -> None:
             raise InvalidArgument(pointer, "Placement does not know this resource class.")
 
 
-def missing_modules() -> list[str]:
+def missing_modules(registry: Registry) -> list[str]:
     """The document's tables whose module this deployment does not run (from the registry)."""
-    from chalicelib.compute.api import REGISTRY
-
-    served = set(REGISTRY.modules())
+    served = set(registry.modules())
     return [kind for kind in ("sites", *KINDS) if kind not in served]
 
 
-def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    parse(NoInput, body)
-    state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
-    return {"document": rules.export(state), "missing": missing_modules()}
+def exporter(registry: Registry) -> MethodHandler:
+    def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        parse(NoInput, body)
+        state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
+        return {"document": rules.export(state), "missing": missing_modules(registry)}
+
+    return export
 
 
 def _planned(svc: Any, principal: Principal, document: FleetDocument, prune: bool,
@@ -140,11 +141,9 @@ def plan(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]
     return _planned(svc, principal, request.document, request.prune)[2].body()
 
 
-def _authorize(principal: Principal, calls: list[dict[str, Any]]) -> None:
-    from chalicelib.compute.api import REGISTRY
-
+def _authorize(registry: Registry, principal: Principal, calls: list[dict[str, Any]]) -> None:
     for call in calls:
-        spec = REGISTRY.get(call["method"])
+        spec = registry.get(call["method"])
         if spec is None:
             raise Unsupported("A planned method is not served by this deployment.", method=call["method"])
         if not principal.allows(spec.authorization):
@@ -158,7 +157,16 @@ def _event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], crea
             "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
 
 
-def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def applier(registry: Registry) -> MethodHandler:
+    """`fleet.apply`, authorizing each call by the registry's method (the registry is the HTTP layer's)."""
+
+    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        return apply(registry, svc, principal, body)
+
+    return handler
+
+
+def apply(registry: Registry, svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction."""
     request = parse(ApplyInput, body)
     tenant = _tenant(principal)
@@ -167,8 +175,8 @@ def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any
         raise InvalidState("Some changes are blocked.", blocked=planned.blocked)
     if request.planHash is not None and request.planHash != planned.plan_hash:
         raise ConfigDrift(expected=request.planHash, actual=planned.plan_hash)
-    _authorize(principal, planned.calls)
-    state, writes = snapshot.state, []
+    _authorize(registry, principal, planned.calls)
+    state, writes = snapshot.state, list[Write]()
     for call in planned.calls:
         module, method = call["method"].split(".")[1:]
         outcome = METHODS[(module, method)](state, call["input"])
