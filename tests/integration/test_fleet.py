@@ -296,11 +296,19 @@ def _events(http):
 
 
 def _change_inventory_through_placement(services, pool_id, total):
-    store = PlacementStore(services.client, services.table)
-    read = store.provider(pool_id)
-    from chalicelib.placement.models import Inventory
+    """`PUT /placement/resource_providers/{uuid}/inventories` with a Placement key, as an operator would."""
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
 
-    store.write_inventories(read, {**read.inventories, "VCPU": Inventory(total=total)})
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    path = f"/placement/resource_providers/{pool_id}/inventories"
+    current = placement.get(path, version="1.28").body
+    inventories = {**current["inventories"], "VCPU": {**current["inventories"]["VCPU"], "total": total}}
+    answer = placement.put(path, {"resource_provider_generation": current["resource_provider_generation"],
+                                  "inventories": inventories}, version="1.28")
+    assert answer.status == 200, answer.body
 
 
 def test_reconciler_publishes_each_change_of_answer_once(http, services, bus):
@@ -456,3 +464,24 @@ def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_a
     # Apply read the status again: the tenant was now drifted, so fleet.converged went to the outbox.
     assert _reconcile(http)["published"] == 1
     assert [e["type"] for e in _events(http)] == ["fleet.drifted", "fleet.converged"]
+
+
+def test_an_archived_pool_keeps_its_allocations_and_refuses_new_ones_through_placement(http, services):
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+    from tests.integration.placement.helpers import claim, new_uuid
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    consumer = new_uuid()
+    assert claim(placement, consumer, {pool_id: {"VCPU": 4}}).status == 204
+    status, body = http.rpc("pools.update", {"id": pool_id, "capacity": {"MEMORY_MB": 4096}}, http.token)
+    assert status == 422 and body["error"]["details"]["field"] == "/capacity/VCPU"
+    assert http.rpc("pools.archive", {"id": pool_id}, http.token) == (200, {})
+    held = placement.get(f"/placement/allocations/{consumer}", version="1.28").body["allocations"]
+    assert held[pool_id]["resources"] == {"VCPU": 4}
+    assert claim(placement, new_uuid(), {pool_id: {"VCPU": 1}}).status == 409
+    assert placement.delete(f"/placement/resource_providers/{pool_id}", version="1.28").status == 409
