@@ -7,6 +7,8 @@ conditioned on the tenant's fleet version (plus each item's own condition).
 
 from __future__ import annotations
 
+import random
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,9 +38,15 @@ from chalicelib.fleet.store import (
 )
 from chalicelib.store.ops import TransactionCanceled
 
-_MODULE_ATTEMPTS = 5  # a module write that lost a race reads again and decides again
+# A module write that lost a race (the tenant's version moved) reads again and decides again, with a
+# small jittered pause: a tenant's writes meet on its version item, as Placement's meet on a provider.
+_MODULE_ATTEMPTS = 20
 _STATUS_ATTEMPTS = 3  # apply's record lost only to a reconciler's status write: record again
 FLEET_SOURCE = "resource-provisioning.fleet"
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
 
 
 def fleet_store(svc: Any) -> FleetStore:
@@ -89,13 +97,14 @@ def module_method(kind: str, method: str) -> MethodHandler:
 
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         store = fleet_store(svc)
-        for _ in range(_MODULE_ATTEMPTS):
+        for attempt in range(_MODULE_ATTEMPTS):
             snapshot = store.snapshot(_tenant(principal), providers=kind == POOLS)
             outcome = run(snapshot.state, body)
             try:
                 _transact(store, store.write_items(snapshot, outcome.writes))
             except TransactionCanceled:
-                continue  # another write moved the version: decide again on what is there now
+                _pause(attempt)  # another write moved the version: decide again on what is there now
+                continue
             return outcome.answer
         raise Unavailable()
 

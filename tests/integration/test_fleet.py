@@ -485,3 +485,28 @@ def test_an_archived_pool_keeps_its_allocations_and_refuses_new_ones_through_pla
     assert held[pool_id]["resources"] == {"VCPU": 4}
     assert claim(placement, new_uuid(), {pool_id: {"VCPU": 1}}).status == 409
     assert placement.delete(f"/placement/resource_providers/{pool_id}", version="1.28").status == 409
+
+
+def test_concurrent_module_writes_of_one_tenant_all_land_and_one_name_is_created_once(http):
+    account = http.rpc("providerAccounts.create", {"name": "acc", "site": "k8s", "provider": "aws"}, http.token)[1]
+    pool = http.rpc("pools.create", {"name": "p", "site": "k8s", "account": account["id"], "class": "c",
+                                     "owner": "o", "availabilityZone": "z", "capacity": {"VCPU": 4}}, http.token)[1]
+    names = [f"f{i}" for i in range(6)] + ["same", "same"]
+    barrier = threading.Barrier(len(names))
+    results = []
+
+    def create(name):
+        barrier.wait()
+        results.append(http.rpc("flavors.create", {"name": name, "pool": pool["id"], "resources": {"VCPU": 1}},
+                                http.token))
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [200] * 7 + [409], results
+    assert next(b for s, b in results if s == 409)["error"]["code"] == "ALREADY_EXISTS"
+    listed = http.rpc("flavors.list", {}, http.token)[1]["items"]
+    assert sorted(f["name"] for f in listed) == sorted(set(names))
