@@ -510,3 +510,35 @@ def test_concurrent_module_writes_of_one_tenant_all_land_and_one_name_is_created
     assert next(b for s, b in results if s == 409)["error"]["code"] == "ALREADY_EXISTS"
     listed = http.rpc("flavors.list", {}, http.token)[1]["items"]
     assert sorted(f["name"] for f in listed) == sorted(set(names))
+
+
+def test_a_large_applied_document_is_stored_in_chunks_and_a_shorter_one_drops_the_rest(http, services):
+    import random as _random
+
+    from chalicelib.fleet.store import CHUNK_BYTES, DOC, fleet_pk
+
+    rng = _random.Random(9)
+    big = document(flavors=0)
+    # Incompressible descriptions: the compressed document needs more than one 350 KB item.
+    big["flavors"] = [{"name": f"f-{i:03d}", "pool": "gpu", "resources": {"VCPU": 1},
+                       "description": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(1024))}
+                      for i in range(700)]
+    for start in range(0, 700, 90):  # each apply without prune creates one batch (fits one transaction)
+        part = {**big, "flavors": big["flavors"][start:start + 90]}
+        status, body = _apply(http, part)
+        assert status == 200, body
+    status, body = _apply(http, big)
+    assert status == 200 and body["applied"] == 0
+
+    def chunks():
+        items = services.client.query(
+            TableName=services.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
+            ExpressionAttributeValues={":pk": {"S": fleet_pk("acme")}, ":d": {"S": DOC}})
+        return [len(i["data"]["B"]) for i in items["Items"]]
+
+    sizes = chunks()
+    assert len(sizes) >= 2 and max(sizes) <= CHUNK_BYTES
+    assert _reconcile(http) == {"checked": 1, "drifted": 0, "converged": 1, "published": 0}  # read back whole
+    assert _apply(http, {**big, "flavors": big["flavors"][:1]})[0] == 200
+    assert len(chunks()) == 1
+    assert _reconcile(http)["converged"] == 1
