@@ -32,6 +32,7 @@ from chalicelib.fleet.placement_writes import class_ref_items, provider_classes,
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key, to_item
+from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import batch_get, get_item, query_all, transact
 from chalicelib.tenants.store import TenantStore
 
@@ -228,15 +229,19 @@ class FleetStore:
     def claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take the outbox item for publishing; False when it is gone or another publisher holds it."""
         try:
-            self.client.update_item(
-                TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
-                UpdateExpression="SET claimBy = :me, claimUntil = :until",
-                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
-                ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
-                                           ":now": {"N": str(now_ms)}})
+            with store_errors():
+                self._claim(tenant, event_id, owner, now_ms, lease_ms)
         except self.client.exceptions.ConditionalCheckFailedException:
             return False
         return True
+
+    def _claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> None:
+        self.client.update_item(
+            TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
+            UpdateExpression="SET claimBy = :me, claimUntil = :until",
+            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
+            ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
+                                       ":now": {"N": str(now_ms)}})
 
     def published_items(self, event: dict[str, Any], owner: str, time_ns: int) -> list[dict[str, Any]]:
         """The outbox item goes and the event record appears, only while this publisher holds the claim."""

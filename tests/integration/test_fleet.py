@@ -542,3 +542,17 @@ def test_a_large_applied_document_is_stored_in_chunks_and_a_shorter_one_drops_th
     assert _apply(http, {**big, "flavors": big["flavors"][:1]})[0] == 200
     assert len(chunks()) == 1
     assert _reconcile(http)["converged"] == 1
+
+
+def test_a_crash_between_the_status_write_and_publishing_loses_and_duplicates_nothing(http, services, bus):
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    _change_inventory_through_placement(services, pool_id, 3)
+    # The pass dies right after its status + outbox transaction: the claim (first UpdateItem) never lands.
+    with failing(services.client, "UpdateItem"):
+        status, body = http.operator("POST", "/api/fleet/reconcile", {})
+    assert status == 503 and body["error"]["code"] == "UNAVAILABLE"
+    assert "drift" in http.rpc("fleet.status", {}, http.token)[1] and bus.entries == []
+    assert _reconcile(http) == {"checked": 1, "drifted": 1, "converged": 0, "published": 1}
+    assert _reconcile(http)["published"] == 0
+    assert [e["type"] for e in _events(http)] == ["fleet.drifted"] and len(bus.entries) == 1
