@@ -9,6 +9,7 @@ from chalicelib.auth.principals import SERVICE_GRANT
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.compute.validation import decode_object, parse
 from chalicelib.fleet import reconciler
+from chalicelib.fleet.models import NoInput
 from chalicelib.http.compute import OPERATOR
 from chalicelib.http.family import Reply, Request, Route, build_blueprint
 from chalicelib.runtime import Services
@@ -40,7 +41,7 @@ def _sites(svc: Services, request: Request) -> Reply:
 
 
 def _reconcile(svc: Services, request: Request) -> Reply:
-    decode_object(request.body)
+    parse(NoInput, decode_object(request.body))
     return Reply(200, reconciler.reconcile(svc, reconciler.eventbridge_publisher()))
 
 

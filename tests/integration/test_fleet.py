@@ -378,6 +378,10 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
     assert status == 401 and body["error"]["code"] == "UNAUTHENTICATED"
     status, body = http.operator("GET", "/api/fleet/events")
     assert status == 400 and body["error"]["details"]["field"] == "/tenant"
+    status, body = http.operator("GET", "/api/fleet/events?tenant=Not_A_Name")
+    assert status == 400 and body["error"]["details"]["field"] == "/tenant"
+    status, body = http.operator("POST", "/api/fleet/reconcile", {"now": True})
+    assert status == 400 and body["error"]["details"]["field"] == "/now"
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
