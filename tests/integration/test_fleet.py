@@ -560,3 +560,30 @@ def test_a_crash_between_the_status_write_and_publishing_loses_and_duplicates_no
     assert _reconcile(http) == {"checked": 1, "drifted": 1, "converged": 0, "published": 1}
     assert _reconcile(http)["published"] == 0
     assert [e["type"] for e in _events(http)] == ["fleet.drifted"] and len(bus.entries) == 1
+
+
+def test_a_write_in_between_that_leaves_the_plan_as_it_was_does_not_fail_the_apply(http):
+    assert _apply(http, document())[0] == 200
+    changed = document(capacity=32)
+    plan_hash = _plan(http, changed)["planHash"]
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    sneaked = []
+
+    def sneak(request, **_):
+        if not sneaked:
+            sneaked.append(1)  # a flavor the document does not list (no prune): the plan stays the same
+            status, body = http.rpc("flavors.create", {"name": "extra", "pool": pool_id,
+                                                       "resources": {"VCPU": 1}}, http.token)
+            assert status == 200, body
+
+    from chalicelib.runtime import services as current
+
+    client = current().client
+    client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
+    try:
+        status, body = _apply(http, changed, plan_hash=plan_hash)
+    finally:
+        client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", sneak)
+    assert status == 200 and body["plan"]["planHash"] == plan_hash, body
+    assert http.rpc("pools.list", {}, http.token)[1]["items"][0]["capacity"]["VCPU"] == 32
+    assert {f["name"] for f in http.rpc("flavors.list", {}, http.token)[1]["items"]} == {"small-0", "extra"}
