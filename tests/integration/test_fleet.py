@@ -587,3 +587,22 @@ def test_a_write_in_between_that_leaves_the_plan_as_it_was_does_not_fail_the_app
     assert status == 200 and body["plan"]["planHash"] == plan_hash, body
     assert http.rpc("pools.list", {}, http.token)[1]["items"][0]["capacity"]["VCPU"] == 32
     assert {f["name"] for f in http.rpc("flavors.list", {}, http.token)[1]["items"]} == {"small-0", "extra"}
+
+
+def test_a_custom_class_in_a_pools_capacity_is_held_in_placement(http, services):
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    doc = document()
+    doc["pools"][0]["capacity"]["CUSTOM_GPU"] = 8
+    status, body = http.rpc("fleet.plan", {"document": doc}, http.token)
+    assert status == 400 and body["error"]["details"]["field"] == "/document/pools/0/capacity/CUSTOM_GPU"
+    assert placement.put("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 201
+    assert _apply(http, doc)[0] == 200
+    assert placement.delete("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 409
+    doc["pools"][0]["capacity"].pop("CUSTOM_GPU")
+    assert _apply(http, doc)[0] == 200
+    assert placement.delete("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 204
