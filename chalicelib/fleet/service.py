@@ -25,12 +25,12 @@ from chalicelib.compute.errors import (
 from chalicelib.compute.registry import MethodHandler, Registry
 from chalicelib.compute.validation import parse
 from chalicelib.fleet import rules
+from chalicelib.fleet.keys import VERSION_SK
 from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
 from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
 from chalicelib.fleet.store import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_ITEMS,
-    VERSION_SK,
     FleetStore,
     Snapshot,
     Status,

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from chalicelib.fleet.keys import VERSION_SK, fleet_pk, object_sk
 from chalicelib.fleet.models import KINDS, POOLS, FleetObject, FleetState, provider_name
 from chalicelib.fleet.modules import DeleteObject, PutObject, SyncProvider, Write
 from chalicelib.fleet.placement_writes import class_ref_items, provider_classes, provider_items
@@ -36,8 +37,6 @@ from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import batch_get, get_item, query_all, transact
 from chalicelib.tenants.store import TenantStore
 
-VERSION_SK = "OBJ!VERSION"
-OBJECT = "OBJ#"
 STATUS_SK = "STATUS"
 DOC = "DOC#"
 OUTBOX = "OUTBOX#"
@@ -47,14 +46,6 @@ OUTBOX_INDEX = "FLEETOUTBOX"
 CHUNK_BYTES = 350 * 1024
 MAX_TRANSACTION_ITEMS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
-
-
-def fleet_pk(tenant: str) -> str:
-    return f"FLEET#{tenant}"
-
-
-def object_sk(kind: str, ident: str) -> str:
-    return f"{OBJECT}{kind}#{ident}"
 
 
 @dataclass(frozen=True)
@@ -258,26 +249,3 @@ class FleetStore:
                           ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": EVENT}})
         return [i["event"] for i in items]
 
-
-# --- for Placement's inventory writes ----------------------------------------------------------------
-
-
-def fleet_version_bump_item(table: str, tenant: str) -> dict[str, Any]:
-    """Moves the tenant's fleet version: any apply planned before this write then fails as CONFIG_DRIFT."""
-    return {"Update": {"TableName": table, "Key": key(fleet_pk(tenant), VERSION_SK),
-                       "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}}
-
-
-def pool_tenant(client: Any, table: str, provider_uuid: str, provider_name: str) -> str | None:
-    """The tenant whose pool this provider is: its name is `<tenant>/...` and that tenant has a pool of its uuid."""
-    tenant, sep, _ = provider_name.partition("/")
-    if not sep or not tenant:
-        return None
-    found = get_item(client, table, key(fleet_pk(tenant), object_sk(POOLS, provider_uuid)))
-    return tenant if found else None
-
-
-def provider_write_items(client: Any, table: str, provider_uuid: str, provider_name: str) -> list[dict[str, Any]]:
-    """What a Placement inventory write on this provider adds to its own transaction: [] unless it is a pool's."""
-    tenant = pool_tenant(client, table, provider_uuid, provider_name)
-    return [fleet_version_bump_item(table, tenant)] if tenant else []

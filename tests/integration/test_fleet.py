@@ -385,8 +385,8 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
+    from chalicelib.fleet.keys import provider_write_items
     from chalicelib.fleet.placement_writes import provider_items
-    from chalicelib.fleet.store import provider_write_items
 
     assert _apply(http, document())[0] == 200
     changed = document()
@@ -519,7 +519,8 @@ def test_concurrent_module_writes_of_one_tenant_all_land_and_one_name_is_created
 def test_a_large_applied_document_is_stored_in_chunks_and_a_shorter_one_drops_the_rest(http, services):
     import random as _random
 
-    from chalicelib.fleet.store import CHUNK_BYTES, DOC, fleet_pk
+    from chalicelib.fleet.keys import fleet_pk
+    from chalicelib.fleet.store import CHUNK_BYTES, DOC
 
     rng = _random.Random(9)
     big = document(flavors=0)
