@@ -156,15 +156,13 @@ class _Resolver:
             return name if name in self.state.sites else None
         if name in self.listed[target_kind]:
             return self.planned_id(target_kind, name)
-        if self.prune:
-            return None
         existing = self.existing(target_kind, name)
         if existing is None:
             return None
-        # An existing object may keep pointing at what it points at (even an archived pool).
-        if not existing.archived or existing.id == current:
-            return existing.id
-        return None
+        if existing.archived:
+            # An existing object may keep pointing at the archived pool it points at; nothing new may.
+            return existing.id if existing.id == current else None
+        return None if self.prune else existing.id  # with prune, an unlisted active target is being removed
 
     def pool_owner(self, pool_id: str) -> str | None:
         for d in self.listed[POOLS].values():

@@ -98,6 +98,18 @@ def test_a_document_naming_an_archived_pool_is_blocked_archived():
     assert planned.blocked == [{"kind": "pools", "name": "gpu", "reason": "archived", "field": "name"}]
 
 
+@pytest.mark.parametrize("prune", [False, True])
+def test_an_object_pointing_at_an_archived_pool_exports_and_plans_as_a_no_op(prune):
+    state = applied(BASE)
+    pool_id = next(iter(state.of("pools")))
+    state = METHODS[("pools", "archive")](state, {"id": pool_id}).state  # by hand: its flavor stays
+    exported = FleetDocument.model_validate(rules.export(state))
+    assert exported.pools == [] and [f.pool for f in exported.flavors] == ["gpu"]
+    assert rules.plan(state, exported, prune).calls == [] and rules.plan(state, exported, prune).blocked == []
+    new = doc(flavors=[{"name": "g", "pool": "gpu", "resources": {"VCPU": 1}}])
+    assert rules.plan(state, new, prune).blocked[0]["reason"] == "unknown_reference"
+
+
 def test_calls_are_ordered_by_kind_then_name_and_deletions_reversed():
     state = applied(BASE)
     document = doc(providerAccounts=[account(), account("b-acc")],
@@ -247,9 +259,12 @@ def test_apply_then_plan_is_empty(first, second, prune):
 
 
 @PROPERTY
-@given(documents(), st.booleans())
-def test_plan_of_export_is_empty(data, prune):
+@given(documents(), st.booleans(), st.sets(st.sampled_from(["pa", "pb", "pc", "pd"])))
+def test_plan_of_export_is_empty(data, prune, archived_by_hand):
     state = applied(FleetDocument.model_validate(data))
+    for pool_obj in list(state.of("pools").values()):  # pools archived by hand keep their flavors and offers
+        if pool_obj.name in archived_by_hand:
+            state = METHODS[("pools", "archive")](state, {"id": pool_obj.id}).state
     exported = FleetDocument.model_validate(rules.export(state))
     planned = rules.plan(state, exported, prune)
     assert planned.calls == [] and planned.blocked == [] and planned.changes == []
