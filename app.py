@@ -14,6 +14,7 @@ import os
 
 from chalicelib.api import contract_blueprint
 from chalicelib.compute.api import compute_blueprint
+from chalicelib.fleet.reconciler import DRIFT_SCHEDULE, eventbridge_publisher, reconcile
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.operator_api import operator_blueprint
 from chalicelib.placement.handler import placement_blueprint
@@ -26,6 +27,12 @@ app.register_blueprint(contract_blueprint)
 app.register_blueprint(operator_blueprint)
 app.register_blueprint(compute_blueprint())
 app.register_blueprint(placement_blueprint)
+
+
+@app.schedule(DRIFT_SCHEDULE, name="fleet_drift")
+def fleet_drift(event):
+    # The fleet drift reconciler: one pass over every tenant with an applied document.
+    return reconcile(services(), eventbridge_publisher())
 
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)

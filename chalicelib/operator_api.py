@@ -6,11 +6,14 @@ Tenants: principals (tokens with grants) and registered Sites.
 from __future__ import annotations
 
 from chalicelib.auth.principals import SERVICE_GRANT
-from chalicelib.compute.validation import decode_object
+from chalicelib.compute.errors import InvalidArgument
+from chalicelib.compute.validation import decode_object, parse
+from chalicelib.fleet import reconciler
 from chalicelib.http.compute import OPERATOR
 from chalicelib.http.family import Reply, Request, Route, build_blueprint
 from chalicelib.runtime import Services
 from chalicelib.tenants import service as tenants
+from chalicelib.tenants.models import TenantPath
 
 TENANT = "/api/tenants/{tenant}"
 
@@ -36,12 +39,27 @@ def _sites(svc: Services, request: Request) -> Reply:
     return Reply(200, tenants.list_sites(svc.tenants, request.params["tenant"]))
 
 
+def _reconcile(svc: Services, request: Request) -> Reply:
+    decode_object(request.body)
+    return Reply(200, reconciler.reconcile(svc, reconciler.eventbridge_publisher()))
+
+
+def _fleet_events(svc: Services, request: Request) -> Reply:
+    tenants_given = request.query.get("tenant") or []
+    if len(tenants_given) != 1:
+        raise InvalidArgument("/tenant")
+    parse(TenantPath, {"tenant": tenants_given[0]})
+    return Reply(200, reconciler.events(svc, tenants_given[0]))
+
+
 ROUTES = [
     Route("tenants.principals.issue", "POST", f"{TENANT}/principals", SERVICE_GRANT, _issue),
     Route("tenants.principals.list", "GET", f"{TENANT}/principals", SERVICE_GRANT, _principals),
     Route("tenants.principals.revoke", "DELETE", f"{TENANT}/principals/{{principal}}", SERVICE_GRANT, _revoke),
     Route("tenants.sites.register", "POST", f"{TENANT}/sites", SERVICE_GRANT, _register_site),
     Route("tenants.sites.list", "GET", f"{TENANT}/sites", SERVICE_GRANT, _sites),
+    Route("fleet.reconcile", "POST", "/api/fleet/reconcile", SERVICE_GRANT, _reconcile),
+    Route("fleet.events", "GET", "/api/fleet/events", SERVICE_GRANT, _fleet_events),
 ]
 
 operator_blueprint = build_blueprint(OPERATOR, ROUTES)

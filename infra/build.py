@@ -70,6 +70,8 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
     functions = d.app_functions()
     table_name = stage.table_name(functions.names)
     queue_name = stage.queue_name(functions.names)
+    bus_arn = {"Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/"
+               + stage.fleet_event_bus(functions.names)}
     consumers = functions.sqs_consumers or []
     consumer_timeout = max((stage.lambda_timeout(f) for f in consumers), default=30)
     settings = stage.settings
@@ -125,7 +127,7 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
                            "RetentionInDays": settings.log_retention_days},
         }
         policy = d.function_policy(d.FUNCTION_ACCESS[function], table_arn=get_att(TABLE), queue_arn=get_att(QUEUE),
-                                   log_group_arn=get_att(log_id))
+                                   log_group_arn=get_att(log_id), event_bus_arn=bus_arn)
         role_id = d.role_logical_id(function)
         resources[role_id] = {"Properties": {"Policies": [{"PolicyName": f"{role_id}Policy",
                                                            "PolicyDocument": policy}]}}
@@ -134,6 +136,10 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
             # One bad message must not send the good ones of its batch to the dead-letter queue.
             properties["Events"] = {d.sqs_event_logical_id(function): {"Properties": {
                 "Queue": queue_ref(), "FunctionResponseTypes": ["ReportBatchItemFailures"]}}}
+        if function in functions.scheduled:
+            # The stage's schedule (Chalice writes the one app.py names; the merge replaces it).
+            properties["Events"] = {d.schedule_event_logical_id(function): {"Properties": {
+                "Schedule": settings.drift_schedule}}}
         resources[fn_id] = {"Properties": properties}
 
     if d.API_HANDLER in functions.names:
@@ -167,6 +173,7 @@ def policy_documents(stage: d.Stage) -> dict[Path, dict[str, Any]]:
     functions = d.app_functions()
     table_name = stage.table_name(functions.names)
     queue_name = stage.queue_name(functions.names)
+    bus_name = stage.fleet_event_bus(functions.names)
     documents: dict[Path, dict[str, Any]] = {}
     for function in functions.names:
         path = stage.policy_file(function)
@@ -175,6 +182,7 @@ def policy_documents(stage: d.Stage) -> dict[Path, dict[str, Any]]:
             table_arn=f"arn:aws:dynamodb:*:*:table/{table_name}",
             queue_arn=f"arn:aws:sqs:*:*:{queue_name}",
             log_group_arn=f"arn:aws:logs:*:*:log-group:/aws/lambda/{stage.function_name(function)}:*",
+            event_bus_arn=f"arn:aws:events:*:*:event-bus/{bus_name}",
         )
         if path in documents and documents[path] != document:
             raise SystemExit(f"{path.name} is shared by functions with different access: "
@@ -245,6 +253,11 @@ def verify(stage: d.Stage, template: dict[str, Any]) -> None:
             source = events.get(d.sqs_event_logical_id(function), {})
             _check(source.get("Type") == "SQS" and source["Properties"].get("Queue") == queue_ref(),
                    f"{function}: SQS event source does not read {QUEUE}")
+        if function in functions.scheduled:
+            event = props.get("Events", {}).get(d.schedule_event_logical_id(function), {})
+            _check(event.get("Type") == "Schedule"
+                   and event["Properties"].get("Schedule") == stage.settings.drift_schedule,
+                   f"{function}: not scheduled at the stage's drift_schedule")
     table = resources[TABLE]["Properties"]
     _check(table["KeySchema"] == schema.KEY_SCHEMA
            and table["GlobalSecondaryIndexes"] == schema.GLOBAL_SECONDARY_INDEXES,

@@ -40,11 +40,12 @@ Arn = Any  # a string, or a CloudFormation intrinsic function that yields one
 class StageSettings:
     log_retention_days: int
     protect_data: bool  # table: deletion protection + Retain; queues: Retain
+    drift_schedule: str = "rate(15 minutes)"  # the fleet drift reconciler's EventBridge schedule
 
 
 STAGE_SETTINGS = {
     "dev": StageSettings(log_retention_days=14, protect_data=False),
-    "prod": StageSettings(log_retention_days=90, protect_data=True),
+    "prod": StageSettings(log_retention_days=90, protect_data=True, drift_schedule="rate(15 minutes)"),
 }
 
 
@@ -63,6 +64,11 @@ STAGE_SETTINGS = {
 #                               retained/reader (a Site's accepted items); on gsi1:
 #                               allocations/repository.project_has_live_allocation
 #   view_events  the view intake only: GetItem, PutItem, UpdateItem (+ TransactWriteItems of Put/Update)
+#   fleet_drift  the fleet reconciler (chalicelib/fleet/reconciler.py): Query (a tenant's objects, Sites,
+#                events; gsi1: tenants with an applied document, outbox items), GetItem (status, outbox),
+#                BatchGetItem (pools' providers, document chunks), UpdateItem (outbox claim), transaction
+#                Put (status, outbox, event record) and Delete (outbox); events:PutEvents on the fleet bus.
+#                api_handler publishes too: POST /api/fleet/reconcile runs the same pass.
 # TransactWriteItems has no IAM action of its own: each item needs its own action.
 # DescribeTable/CreateTable/UpdateTimeToLive (schema.ensure_table) and the key
 # repository's Query/UpdateItem on KEYS (issue, list, revoke) run only in
@@ -74,6 +80,7 @@ class FunctionAccess:
     table_actions: tuple[str, ...] = ()
     index_actions: tuple[str, ...] = ()
     consumes_events_queue: bool = False
+    publishes_fleet_events: bool = False  # events:PutEvents on the fleet bus (RP_FLEET_EVENT_BUS) only
 
 
 FUNCTION_ACCESS = {
@@ -81,10 +88,16 @@ FUNCTION_ACCESS = {
         table_actions=("BatchGetItem", "ConditionCheckItem", "DeleteItem", "GetItem", "PutItem", "Query",
                        "UpdateItem"),
         index_actions=("Query",),
+        publishes_fleet_events=True,
     ),
     "view_events": FunctionAccess(
         table_actions=("GetItem", "PutItem", "UpdateItem"),
         consumes_events_queue=True,
+    ),
+    "fleet_drift": FunctionAccess(
+        table_actions=("BatchGetItem", "DeleteItem", "GetItem", "PutItem", "Query", "UpdateItem"),
+        index_actions=("Query",),
+        publishes_fleet_events=True,
     ),
 }
 
@@ -144,6 +157,9 @@ class Stage:
     def queue_name(self, functions: list[str]) -> str:
         return self._variable("RP_EVENTS_QUEUE", functions)
 
+    def fleet_event_bus(self, functions: list[str]) -> str:
+        return self._variable("RP_FLEET_EVENT_BUS", functions)
+
     def function_name(self, function: str) -> str:
         """The deployed Lambda name: Chalice's own convention (`chalice deploy` names them alike)."""
         base = f"{self.app_name}-{self.name}"
@@ -193,6 +209,7 @@ def log_group_logical_id(function: str) -> str:
 class AppFunctions:
     names: list[str]
     sqs_consumers: list[str]
+    scheduled: list[str]
 
 
 def app_functions() -> AppFunctions:
@@ -203,10 +220,13 @@ def app_functions() -> AppFunctions:
     if app.routes:
         names.append(API_HANDLER)
     sqs: list[str] = []
+    scheduled: list[str] = []
     for source in app.event_sources:
         names.append(source.name)
         if type(source).__name__ == "SQSEventConfig":
             sqs.append(source.name)
+        if type(source).__name__ == "ScheduledEventConfig":
+            scheduled.append(source.name)
     names.extend(f.name for f in app.pure_lambda_functions)
     if getattr(app, "websocket_handlers", None):
         raise SystemExit("websocket handlers are not covered by infra/")
@@ -214,7 +234,7 @@ def app_functions() -> AppFunctions:
     if unknown:
         raise SystemExit(f"no IAM access declared for {unknown}: add them to infra/definitions.py FUNCTION_ACCESS "
                          "and give each its own iam_policy_file in .chalice/config.json")
-    return AppFunctions(names, sqs)
+    return AppFunctions(names, sqs, scheduled)
 
 
 # ---------------------------------------------------------------------------
@@ -331,7 +351,13 @@ def queue_policy(queue_arn: Arn, rule_arn: Arn) -> dict[str, Any]:
 # IAM
 
 
-def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, log_group_arn: Arn) -> dict[str, Any]:
+def schedule_event_logical_id(function: str) -> str:
+    """Chalice's name for a scheduled function's event (chalice/package.py: `<Function>Event`)."""
+    return f"{to_cfn_resource_name(function)}Event"
+
+
+def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, log_group_arn: Arn,
+                    event_bus_arn: Arn = None) -> dict[str, Any]:
     statements: list[dict[str, Any]] = [{
         "Sid": "Logs",
         "Effect": "Allow",
@@ -358,6 +384,15 @@ def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, l
             "Effect": "Allow",
             "Action": list(SQS_CONSUMER_ACTIONS),
             "Resource": queue_arn,
+        })
+    if access.publishes_fleet_events:
+        if event_bus_arn is None:
+            raise SystemExit("a function publishing fleet events needs the fleet bus ARN")
+        statements.append({
+            "Sid": "FleetEvents",
+            "Effect": "Allow",
+            "Action": ["events:PutEvents"],
+            "Resource": event_bus_arn,
         })
     return {"Version": "2012-10-17", "Statement": statements}
 

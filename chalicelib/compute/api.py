@@ -8,6 +8,9 @@ from chalicelib.auth.principals import Principal
 from chalicelib.compute.errors import NotFound
 from chalicelib.compute.registry import MethodSpec, Registry
 from chalicelib.compute.validation import StrictModel, decode_object, parse
+from chalicelib.fleet import models as fleet_models
+from chalicelib.fleet import modules as fleet_modules
+from chalicelib.fleet import service as fleet_service
 from chalicelib.http.compute import COMPUTE
 from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, build_blueprint
 from chalicelib.runtime import Services
@@ -27,6 +30,16 @@ def _sites_list(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[st
 
 
 REGISTRY.add(MethodSpec("sites", "list", "read", _sites_list))
+
+# The fleet modules (chalicelib/fleet): each kind's `list`, then its own mutations; `fleet.apply` composes them.
+for _kind in fleet_models.KINDS:
+    REGISTRY.add(MethodSpec(_kind, "list", "read", fleet_service.module_list(_kind)))
+for (_kind, _method) in fleet_modules.METHODS:
+    REGISTRY.add(MethodSpec(_kind, _method, "mutation", fleet_service.module_method(_kind, _method)))
+REGISTRY.add(MethodSpec("fleet", "export", "read", fleet_service.export))
+REGISTRY.add(MethodSpec("fleet", "plan", "read", fleet_service.plan))
+REGISTRY.add(MethodSpec("fleet", "apply", "mutation", fleet_service.apply, composite=True))
+REGISTRY.add(MethodSpec("fleet", "status", "read", fleet_service.status))
 
 
 def _route(spec: MethodSpec) -> Route:

@@ -11,7 +11,7 @@ from chalicelib.compute.validation import NAME_PATTERN, StrictModel
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 # `permission@scope`: e.g. compute:fleet:admin@compute-fleet
-Grant = Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:._-]{0,127}@[a-z0-9][a-z0-9._-]{0,127}$")]
+Grant = Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:._-]{0,127}@[a-z0-9][a-zA-Z0-9._-]{0,127}$")]
 SiteKind = Literal["kubernetes", "slurm", "openstack"]
 
 

@@ -1,0 +1,205 @@
+"""Fleet's methods (thin): read a snapshot, decide (rules, modules), write one transaction.
+
+Module methods and `fleet.apply` share one path: the pure module method runs
+on the state read, its writes become transaction items, and the transaction is
+conditioned on the tenant's fleet version (plus each item's own condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.auth.principals import Principal
+from chalicelib.compute.errors import (
+    AlreadyExists,
+    ConfigDrift,
+    InvalidArgument,
+    InvalidState,
+    PermissionDenied,
+    Unavailable,
+    Unsupported,
+)
+from chalicelib.compute.validation import parse
+from chalicelib.fleet import rules
+from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
+from chalicelib.fleet.modules import METHODS, list_objects, unknown_class
+from chalicelib.fleet.store import (
+    MAX_TRANSACTION_BYTES,
+    MAX_TRANSACTION_ITEMS,
+    VERSION_SK,
+    FleetStore,
+    Snapshot,
+    Status,
+    transaction_bytes,
+)
+from chalicelib.store.ops import TransactionCanceled
+
+_MODULE_ATTEMPTS = 5  # a module write that lost a race reads again and decides again
+FLEET_SOURCE = "resource-provisioning.fleet"
+
+
+def fleet_store(svc: Any) -> FleetStore:
+    return FleetStore(svc.client, svc.table)
+
+
+def _tenant(principal: Principal) -> str:
+    assert principal.kind == "tenant" and principal.tenant is not None
+    return principal.tenant
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _name_taken(items: list[dict[str, Any]], canceled: TransactionCanceled) -> bool:
+    """A Placement provider outside fleet holds a pool's provider name (the version itself still matched)."""
+    version_index = next(i for i, item in enumerate(items)
+                         if item.get("Put", {}).get("Item", {}).get("sk", {}).get("S") == VERSION_SK)
+    if canceled.failed(version_index):
+        return False
+    return any(canceled.failed(i) and item.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith(
+        "PLRPNAME#") for i, item in enumerate(items))
+
+
+def _transact(store: FleetStore, items: list[dict[str, Any]]) -> None:
+    try:
+        store.transact(items)
+    except TransactionCanceled as canceled:
+        if _name_taken(items, canceled):
+            raise AlreadyExists("A Placement resource provider already has this pool's provider name.") from None
+        raise
+
+
+# --- module methods ----------------------------------------------------------------------------------
+
+
+def module_list(kind: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        parse(NoInput, body)
+        return list_objects(fleet_store(svc).snapshot(_tenant(principal), providers=False).state, kind)
+
+    return handler
+
+
+def module_method(kind: str, method: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+    run = METHODS[(kind, method)]
+
+    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        store = fleet_store(svc)
+        for _ in range(_MODULE_ATTEMPTS):
+            snapshot = store.snapshot(_tenant(principal), providers=kind == POOLS)
+            outcome = run(snapshot.state, body)
+            try:
+                _transact(store, store.write_items(snapshot, outcome.writes))
+            except TransactionCanceled:
+                continue  # another write moved the version: decide again on what is there now
+            return outcome.answer
+        raise Unavailable()
+
+    return handler
+
+
+# --- fleet ------------------------------------------------------------------------------------------
+
+
+def _validate(custom_classes: frozenset[str], document: FleetDocument) -> None:
+    """What planning cannot start without: unique names, resource classes Placement knows."""
+    rules.check_unique(document)
+    for rc, pointer in rules.resource_class_pointers(document):
+        if unknown_class(custom_classes, [rc]):
+            raise InvalidArgument(pointer, "Placement does not know this resource class.")
+
+
+def missing_modules() -> list[str]:
+    """The document's tables whose module this deployment does not run (from the registry)."""
+    from chalicelib.compute.api import REGISTRY
+
+    served = set(REGISTRY.modules())
+    return [kind for kind in ("sites", *KINDS) if kind not in served]
+
+
+def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    parse(NoInput, body)
+    state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
+    return {"document": rules.export(state), "missing": missing_modules()}
+
+
+def _planned(svc: Any, principal: Principal, document: FleetDocument, prune: bool,
+             ) -> tuple[FleetStore, Snapshot, rules.Plan]:
+    store = fleet_store(svc)
+    snapshot = store.snapshot(_tenant(principal))
+    _validate(snapshot.state.custom_classes, document)
+    return store, snapshot, rules.plan(snapshot.state, document, prune)
+
+
+def plan(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    request = parse(PlanInput, body)
+    return _planned(svc, principal, request.document, request.prune)[2].body()
+
+
+def _authorize(principal: Principal, calls: list[dict[str, Any]]) -> None:
+    from chalicelib.compute.api import REGISTRY
+
+    for call in calls:
+        spec = REGISTRY.get(call["method"])
+        if spec is None:
+            raise Unsupported("A planned method is not served by this deployment.", method=call["method"])
+        if not principal.allows(spec.authorization):
+            raise PermissionDenied(method=spec.name, permission=spec.authorization)
+
+
+def _event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], created: str) -> dict[str, Any]:
+    import uuid
+
+    return {"id": str(uuid.uuid4()), "type": kind, "tenant": tenant, "time": created,
+            "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
+
+
+def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction."""
+    request = parse(ApplyInput, body)
+    tenant = _tenant(principal)
+    store, snapshot, planned = _planned(svc, principal, request.document, request.prune)
+    if planned.blocked:
+        raise InvalidState("Some changes are blocked.", blocked=planned.blocked)
+    if request.planHash is not None and request.planHash != planned.plan_hash:
+        raise ConfigDrift(expected=request.planHash, actual=planned.plan_hash)
+    _authorize(principal, planned.calls)
+    state, writes = snapshot.state, []
+    for call in planned.calls:
+        module, method = call["method"].split(".")[1:]
+        outcome = METHODS[(module, method)](state, call["input"])
+        state, writes = outcome.state, [*writes, *outcome.writes]
+    status = store.status(tenant)
+    items = store.write_items(snapshot, writes)
+    document = request.document.model_dump(by_alias=True)
+    chunk_items, chunks = store.document_items(tenant, document, status.chunks)
+    now = now_iso()
+    applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
+               "prune": request.prune}
+    items += [*chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
+    event = None
+    if status.drift is not None:
+        event = _event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)
+        items.append(store.outbox_item(event))
+    if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
+        raise Unsupported("The plan's writes exceed one transaction; split the document.",
+                          items=len(items), limit=MAX_TRANSACTION_ITEMS)
+    try:
+        _transact(store, items)
+    except TransactionCanceled:
+        raise ConfigDrift(expected=planned.plan_hash) from None
+    return {"plan": planned.body(), "applied": len(planned.calls)}
+
+
+def status(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    parse(NoInput, body)
+    current = fleet_store(svc).status(_tenant(principal))
+    answer: dict[str, Any] = {}
+    if current.applied:
+        answer["applied"] = dict(current.applied)
+    if current.drift:
+        answer["drift"] = {k: current.drift[k] for k in ("checkedAt", "summary", "changes")}
+    return answer

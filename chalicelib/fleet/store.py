@@ -1,0 +1,270 @@
+"""Fleet's items in the service table (the DynamoDB adapter; the client is injected).
+
+| item                                   | pk              | sk                         |
+|----------------------------------------|-----------------|----------------------------|
+| the tenant's fleet version             | FLEET#<tenant>  | OBJ!VERSION                |
+| an object (account, pool, quota, ...)  | FLEET#<tenant>  | OBJ#<kind>#<id>            |
+| status (applied, drift, chunk count)   | FLEET#<tenant>  | STATUS                     |
+| a chunk of the applied document        | FLEET#<tenant>  | DOC#<nnnn>                 |
+| an event not yet published (outbox)    | FLEET#<tenant>  | OUTBOX#<event id>          |
+| a published event                      | FLEET#<tenant>  | EVENT#<time ns>#<event id> |
+
+`OBJ!VERSION` sorts just before the objects, so one Query (`begins_with(sk, "OBJ")`)
+reads the version and every object together: a consistent snapshot of the tenant.
+Status items carry gsi1pk=FLEETAPPLIED (the reconciler's list of tenants), outbox
+items gsi1pk=FLEETOUTBOX (events a crashed pass left behind); both are Queries, never Scans.
+
+Every module write puts its objects and moves the version in one transaction
+conditioned on the version read, so the version is the tenant's concurrency token.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalicelib.fleet.models import KINDS, POOLS, FleetObject, FleetState, provider_name
+from chalicelib.fleet.modules import DeleteObject, PutObject, SyncProvider, Write
+from chalicelib.fleet.placement_writes import class_ref_items, provider_classes, provider_items
+from chalicelib.placement.models import Provider
+from chalicelib.placement.store import PlacementStore
+from chalicelib.store.codec import key, to_item
+from chalicelib.store.ops import batch_get, get_item, query_all, transact
+from chalicelib.tenants.store import TenantStore
+
+VERSION_SK = "OBJ!VERSION"
+OBJECT = "OBJ#"
+STATUS_SK = "STATUS"
+DOC = "DOC#"
+OUTBOX = "OUTBOX#"
+EVENT = "EVENT#"
+APPLIED_INDEX = "FLEETAPPLIED"
+OUTBOX_INDEX = "FLEETOUTBOX"
+CHUNK_BYTES = 350 * 1024
+MAX_TRANSACTION_ITEMS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+
+
+def fleet_pk(tenant: str) -> str:
+    return f"FLEET#{tenant}"
+
+
+def object_sk(kind: str, ident: str) -> str:
+    return f"{OBJECT}{kind}#{ident}"
+
+
+@dataclass(frozen=True)
+class Status:
+    """The STATUS item: the applied document's record and the last drift check."""
+
+    tenant: str
+    rev: int = 0  # bumped by every status write: what apply and the reconciler condition on
+    applied: dict[str, Any] | None = None
+    chunks: int = 0
+    drift: dict[str, Any] | None = None  # {checkedAt, summary, changes, planHash}; None = converged
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    state: FleetState
+    providers: Mapping[str, Provider | None] = field(default_factory=dict)  # pool id -> provider as read
+
+
+def _object(item: dict[str, Any]) -> FleetObject:
+    return FleetObject(kind=item["kind"], id=item["id"], name=item.get("name"), fields=item["fields"],
+                       archived=bool(item.get("archived", False)))
+
+
+def _status(tenant: str, item: dict[str, Any] | None) -> Status:
+    if not item:
+        return Status(tenant)
+    return Status(tenant, int(item["rev"]), item.get("applied"), int(item.get("chunks", 0)), item.get("drift"))
+
+
+def compress(document: Any) -> list[bytes]:
+    """The document as compressed chunks of at most CHUNK_BYTES (at least one)."""
+    data = zlib.compress(json.dumps(document, sort_keys=True, separators=(",", ":")).encode(), 9)
+    return [data[i:i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)] or [b""]
+
+
+def decompress(chunks: Iterable[bytes]) -> Any:
+    return json.loads(zlib.decompress(b"".join(chunks)))
+
+
+def transaction_bytes(items: list[dict[str, Any]]) -> int:
+    return len(json.dumps(items, default=lambda v: len(v) * "x" if isinstance(v, bytes) else str(v)))
+
+
+class FleetStore:
+    def __init__(self, client: Any, table: str) -> None:
+        self.client = client
+        self.table = table
+        self.placement = PlacementStore(client, table)
+        self.tenants = TenantStore(client, table)
+
+    # --- reads ------------------------------------------------------------------------------------
+
+    def snapshot(self, tenant: str, *, providers: bool = True) -> Snapshot:
+        """The tenant's version and objects (one Query), its Sites, custom classes and pools' providers."""
+        items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+                          ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": "OBJ"}})
+        version = 0
+        objects: dict[str, dict[str, FleetObject]] = {k: {} for k in KINDS}
+        for item in items:
+            if item["sk"] == VERSION_SK:
+                version = int(item["version"])
+            else:
+                obj = _object(item)
+                objects[obj.kind][obj.id] = obj
+        sites = frozenset(s.name for s in self.tenants.sites(tenant))
+        custom = frozenset(i["sk"] for i in self.placement.custom_classes())
+        read: dict[str, Provider | None] = {}
+        if providers and objects[POOLS]:
+            read = dict(self.placement.providers(sorted(objects[POOLS])))
+        state = FleetState(tenant, version, sites, objects,
+                           {pid: (provider_classes(p) if p is not None else None) for pid, p in read.items()},
+                           custom)
+        return Snapshot(state, read)
+
+    def status(self, tenant: str) -> Status:
+        return _status(tenant, get_item(self.client, self.table, key(fleet_pk(tenant), STATUS_SK)))
+
+    def applied_document(self, status: Status) -> Any:
+        keys = [key(fleet_pk(status.tenant), f"{DOC}{i:04d}") for i in range(status.chunks)]
+        found = batch_get(self.client, self.table, keys)
+        return decompress(bytes(found[(k["pk"]["S"], k["sk"]["S"])]["data"]) for k in keys)
+
+    def applied_tenants(self) -> list[str]:
+        items = query_all(self.client, self.table, IndexName="gsi1", ConsistentRead=False,
+                          KeyConditionExpression="gsi1pk = :pk",
+                          ExpressionAttributeValues={":pk": {"S": APPLIED_INDEX}})
+        return sorted({i["gsi1sk"] for i in items})
+
+    # --- write items ------------------------------------------------------------------------------
+
+    def version_item(self, tenant: str, read: int) -> dict[str, Any]:
+        condition: dict[str, Any] = (
+            {"ConditionExpression": "version = :read", "ExpressionAttributeValues": {":read": {"N": str(read)}}}
+            if read else {"ConditionExpression": "attribute_not_exists(pk)"})
+        return {"Put": {"TableName": self.table, "Item": to_item({
+            "pk": fleet_pk(tenant), "sk": VERSION_SK, "version": read + 1}), **condition}}
+
+    def write_items(self, snapshot: Snapshot, writes: Iterable[Write]) -> list[dict[str, Any]]:
+        """Every write of the module calls as transaction items, plus the version move (last)."""
+        state = snapshot.state
+        items: list[dict[str, Any]] = []
+        deltas: dict[str, int] = {}
+        for write in writes:
+            if isinstance(write, PutObject):
+                obj = write.obj
+                condition = "attribute_not_exists(pk)" if write.new else "attribute_exists(pk)"
+                items.append({"Put": {"TableName": self.table, "ConditionExpression": condition, "Item": to_item({
+                    "pk": fleet_pk(state.tenant), "sk": object_sk(obj.kind, obj.id), "kind": obj.kind, "id": obj.id,
+                    "name": obj.name, "fields": dict(obj.fields), "archived": obj.archived or None})}})
+            elif isinstance(write, DeleteObject):
+                items.append({"Delete": {"TableName": self.table, "ConditionExpression": "attribute_exists(pk)",
+                                         "Key": key(fleet_pk(state.tenant), object_sk(write.obj.kind, write.obj.id))}})
+            elif isinstance(write, SyncProvider):
+                pool = write.pool
+                provider, refs = provider_items(self.table, snapshot.providers.get(pool.id), pool.id,
+                                                provider_name(state.tenant, pool), write.classes)
+                items.extend(provider)
+                for rc, d in refs.items():
+                    deltas[rc] = deltas.get(rc, 0) + d
+        items.extend(class_ref_items(self.table, deltas))
+        items.append(self.version_item(state.tenant, state.version))
+        return items
+
+    def document_items(self, tenant: str, document: Any, previous_chunks: int) -> tuple[list[dict[str, Any]], int]:
+        chunks = compress(document)
+        items: list[dict[str, Any]] = [{"Put": {"TableName": self.table, "Item": {
+            "pk": {"S": fleet_pk(tenant)}, "sk": {"S": f"{DOC}{i:04d}"}, "data": {"B": chunk}}}}
+            for i, chunk in enumerate(chunks)]
+        items.extend({"Delete": {"TableName": self.table, "Key": key(fleet_pk(tenant), f"{DOC}{i:04d}")}}
+                     for i in range(len(chunks), previous_chunks))
+        return items, len(chunks)
+
+    def status_item(self, read: Status, written: Status) -> dict[str, Any]:
+        condition: dict[str, Any] = (
+            {"ConditionExpression": "rev = :rev", "ExpressionAttributeValues": {":rev": {"N": str(read.rev)}}}
+            if read.rev else {"ConditionExpression": "attribute_not_exists(pk)"})
+        return {"Put": {"TableName": self.table, "Item": to_item({
+            "pk": fleet_pk(written.tenant), "sk": STATUS_SK, "rev": read.rev + 1, "applied": written.applied,
+            "chunks": written.chunks, "drift": written.drift,
+            "gsi1pk": APPLIED_INDEX if written.applied else None,
+            "gsi1sk": written.tenant if written.applied else None}), **condition}}
+
+    def outbox_item(self, event: dict[str, Any]) -> dict[str, Any]:
+        return {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)", "Item": to_item({
+            "pk": fleet_pk(event["tenant"]), "sk": f"{OUTBOX}{event['id']}", "event": event,
+            "gsi1pk": OUTBOX_INDEX, "gsi1sk": f"{event['time']}#{event['tenant']}#{event['id']}"})}}
+
+    def transact(self, items: list[dict[str, Any]]) -> None:
+        transact(self.client, items)
+
+    # --- events -----------------------------------------------------------------------------------
+
+    def pending_outbox(self) -> list[tuple[str, str]]:
+        """(tenant, event id) of every outbox item the index shows (it may lag: each is read again)."""
+        items = query_all(self.client, self.table, IndexName="gsi1", ConsistentRead=False,
+                          KeyConditionExpression="gsi1pk = :pk",
+                          ExpressionAttributeValues={":pk": {"S": OUTBOX_INDEX}})
+        return [(i["pk"][len("FLEET#"):], i["sk"][len(OUTBOX):]) for i in items]
+
+    def outbox(self, tenant: str, event_id: str) -> dict[str, Any] | None:
+        return get_item(self.client, self.table, key(fleet_pk(tenant), f"{OUTBOX}{event_id}"))
+
+    def claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> bool:
+        """Take the outbox item for publishing; False when it is gone or another publisher holds it."""
+        try:
+            self.client.update_item(
+                TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
+                UpdateExpression="SET claimBy = :me, claimUntil = :until",
+                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
+                ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
+                                           ":now": {"N": str(now_ms)}})
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def published_items(self, event: dict[str, Any], owner: str, time_ns: int) -> list[dict[str, Any]]:
+        """The outbox item goes and the event record appears, only while this publisher holds the claim."""
+        tenant = event["tenant"]
+        return [
+            {"Delete": {"TableName": self.table, "Key": key(fleet_pk(tenant), f"{OUTBOX}{event['id']}"),
+                        "ConditionExpression": "claimBy = :me", "ExpressionAttributeValues": {":me": {"S": owner}}}},
+            {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)", "Item": to_item({
+                "pk": fleet_pk(tenant), "sk": f"{EVENT}{time_ns:020d}#{event['id']}", "event": event})}},
+        ]
+
+    def events(self, tenant: str) -> list[dict[str, Any]]:
+        items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+                          ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": EVENT}})
+        return [i["event"] for i in items]
+
+
+# --- for Placement's inventory writes ----------------------------------------------------------------
+
+
+def fleet_version_bump_item(table: str, tenant: str) -> dict[str, Any]:
+    """Moves the tenant's fleet version: any apply planned before this write then fails as CONFIG_DRIFT."""
+    return {"Update": {"TableName": table, "Key": key(fleet_pk(tenant), VERSION_SK),
+                       "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}}
+
+
+def pool_tenant(client: Any, table: str, provider_uuid: str, provider_name: str) -> str | None:
+    """The tenant whose pool this provider is: its name is `<tenant>/...` and that tenant has a pool of its uuid."""
+    tenant, sep, _ = provider_name.partition("/")
+    if not sep or not tenant:
+        return None
+    found = get_item(client, table, key(fleet_pk(tenant), object_sk(POOLS, provider_uuid)))
+    return tenant if found else None
+
+
+def provider_write_items(client: Any, table: str, provider_uuid: str, provider_name: str) -> list[dict[str, Any]]:
+    """What a Placement inventory write on this provider adds to its own transaction: [] unless it is a pool's."""
+    tenant = pool_tenant(client, table, provider_uuid, provider_name)
+    return [fleet_version_bump_item(table, tenant)] if tenant else []
