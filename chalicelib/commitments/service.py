@@ -228,13 +228,13 @@ def openstack_fetch(settings: SyncSettings) -> Snapshot:
 
 
 def sync(svc: Any, settings: SyncSettings | None = None, fetch: Fetch | None = None,
-         pools: PoolSource | None = None) -> dict[str, Any]:
+         pools: PoolSource | None = None, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """The pass over the process's services: what the schedule, the route and the CLI run."""
     settings = settings or SyncSettings.from_env()
     return run_pass(
         CommitmentStore(svc.client, svc.table), PlacementService(PlacementStore(svc.client, svc.table)),
         fetch or (lambda: openstack_fetch(settings)), pools or FleetPoolSource(svc.client, svc.table),
-        settings.tenant, lease_seconds=settings.lease_seconds,
+        settings.tenant, clock=clock, lease_seconds=settings.lease_seconds,
     )
 
 
