@@ -66,8 +66,9 @@ def encode_token(last_key: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(last_key, sort_keys=True, separators=(",", ":")).encode()).decode()
 
 
-def decode_token(token: str, expected: dict[str, str]) -> dict[str, Any]:
-    """The ExclusiveStartKey a token stands for; its key attributes must be strings of this listing's shape."""
+def decode_token(token: str, expected: dict[str, str | None]) -> dict[str, Any]:
+    """The ExclusiveStartKey a token stands for: string key attributes of this listing's shape
+    (`expected`: the index attributes besides pk and sk, each with its required value or None for any)."""
     try:
         raw = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
     except (ValueError, binascii.Error, UnicodeEncodeError):
@@ -77,7 +78,7 @@ def decode_token(token: str, expected: dict[str, str]) -> dict[str, Any]:
     for name, value in raw.items():
         if not (isinstance(value, dict) and set(value) == {"S"} and isinstance(value["S"], str)):
             raise InvalidToken()
-        if name in expected and value["S"] != expected[name]:
+        if expected.get(name) is not None and value["S"] != expected[name]:
             raise InvalidToken()
     if raw["pk"]["S"] != RESERVATIONS_PK or not raw["sk"]["S"]:
         raise InvalidToken()
@@ -137,11 +138,17 @@ class CommitmentStore:
             query["ExpressionAttributeValues"][":status"] = {"S": status}
         if token is not None:
             query["ExclusiveStartKey"] = decode_token(token, {})
-        with store_errors():
-            page = self.client.query(TableName=self.table, ConsistentRead=True, **query)
-        records = [_stored(from_item(raw) or {}).record for raw in page.get("Items", [])]
-        last = page.get("LastEvaluatedKey")
-        return records, encode_token(last) if last else None
+        # A filter applies after Limit: read on until the page is full or the partition ends.
+        records: list[Reservation] = []
+        while True:
+            query["Limit"] = limit - len(records)
+            with store_errors():
+                page = self.client.query(TableName=self.table, ConsistentRead=True, **query)
+            records.extend(_stored(from_item(raw) or {}).record for raw in page.get("Items", []))
+            last = page.get("LastEvaluatedKey")
+            if last is None or len(records) >= limit:
+                return records, encode_token(last) if last else None
+            query["ExclusiveStartKey"] = last
 
     def _project_page(self, project_id: str, status: str | None, token: str | None,
                       limit: int) -> tuple[list[Reservation], str | None]:
@@ -155,7 +162,7 @@ class CommitmentStore:
             query["KeyConditionExpression"] += " AND begins_with(gsi1sk, :status)"
             query["ExpressionAttributeValues"][":status"] = {"S": f"{status}#"}
         if token is not None:
-            query["ExclusiveStartKey"] = decode_token(token, {"gsi1pk": gsi1pk, "gsi1sk": ""})
+            query["ExclusiveStartKey"] = decode_token(token, {"gsi1pk": gsi1pk, "gsi1sk": None})
         with store_errors():
             page = self.client.query(TableName=self.table, **query)
         # The index is keys-only and lags the table: read the items themselves, keep those still matching.
