@@ -102,6 +102,9 @@ def run_pass(
             outcome, error = "failed", f"configuration: {failure}"
         except Unavailable:
             outcome, error = "failed", "store unavailable"
+        except Exception:  # noqa: BLE001 - a bug must still leave a run record and give the lease back
+            logger.exception("commitments sync: unexpected failure", extra={"runId": run_id})
+            outcome, error = "failed", "internal error"
         finally:
             try:
                 store.release_lease(run_id)
@@ -253,8 +256,8 @@ def start_sync_timer(stop: threading.Event, services: Callable[[], Any],
 
 
 def run_sync_every(seconds: float, stop: threading.Event, services: Callable[[], Any]) -> None:
-    """One pass now, then one every `seconds` until `stop` (a failure is logged, never fatal)."""
-    while not stop.is_set():
+    """One pass now, then one every `seconds` until `stop` is set (a failure is logged, never fatal)."""
+    while True:
         try:
             sync(services())
         except Exception:  # noqa: BLE001 - the next tick tries again

@@ -131,3 +131,18 @@ def test_cli_sync_runs_and_reservations(services, synced, monkeypatch, capsys) -
     synced.reload(world({}, faults=[{"endpoint": "keystone.projects", "status": 503}]))
     assert cli.main(["commitments", "sync"]) == 1
     assert json.loads(capsys.readouterr().out)["outcome"] == "failed"
+
+
+def test_make_run_timer_only_when_an_interval_is_set(services, synced) -> None:
+    import threading
+
+    from chalicelib.commitments.service import start_sync_timer
+
+    stop = threading.Event()
+    assert start_sync_timer(stop, lambda: services, env={}) is None
+    stop.set()  # the first pass runs at once; the set stop ends the loop after it
+    thread = start_sync_timer(stop, lambda: services, env={"RP_COMMITMENTS_INTERVAL_SECONDS": "3600"})
+    assert thread is not None
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert [r["outcome"] for r in CommitmentStore(services.client, services.table).runs(5)] == ["ok"]
