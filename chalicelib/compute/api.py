@@ -36,9 +36,9 @@ for _kind in fleet_models.KINDS:
     REGISTRY.add(MethodSpec(_kind, "list", "read", fleet_service.module_list(_kind)))
 for (_kind, _method) in fleet_modules.METHODS:
     REGISTRY.add(MethodSpec(_kind, _method, "mutation", fleet_service.module_method(_kind, _method)))
-REGISTRY.add(MethodSpec("fleet", "export", "read", fleet_service.export))
+REGISTRY.add(MethodSpec("fleet", "export", "read", fleet_service.exporter(REGISTRY)))
 REGISTRY.add(MethodSpec("fleet", "plan", "read", fleet_service.plan))
-REGISTRY.add(MethodSpec("fleet", "apply", "mutation", fleet_service.apply, composite=True))
+REGISTRY.add(MethodSpec("fleet", "apply", "mutation", fleet_service.applier(REGISTRY), composite=True))
 REGISTRY.add(MethodSpec("fleet", "status", "read", fleet_service.status))
 
 

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from os_resource_classes import STANDARDS
 from pydantic import Field
 
 from chalicelib.compute.errors import AlreadyExists, InvalidArgument, InvalidState, NotFound
@@ -39,8 +38,7 @@ from chalicelib.fleet.models import (
     quota_id,
     random_id,
 )
-
-_STANDARD = frozenset(STANDARDS)
+from chalicelib.placement.classes import is_standard
 
 
 @dataclass(frozen=True)
@@ -157,7 +155,7 @@ class FlavorUpdate(StrictModel):
 def unknown_class(custom: frozenset[str], classes: Iterable[str]) -> str | None:
     """The first class Placement does not know (neither standard nor an existing CUSTOM_ class)."""
     for rc in classes:
-        if rc not in _STANDARD and rc not in custom:
+        if not is_standard(rc) and rc not in custom:
             return rc
     return None
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from chalicelib.compute.errors import InvalidState
 from chalicelib.placement.models import Inventory, Provider
 from chalicelib.placement.store import PlacementStore, name_key
 from chalicelib.store.codec import to_item
@@ -51,6 +52,10 @@ def provider_items(table: str, read: Provider | None, uuid: str, name: str,
         return items, {rc: 1 for rc in inventories if rc.startswith("CUSTOM_")}
     if provider_classes(read) == dict(classes):
         return [], {}
+    in_use = [rc for rc in read.inventories if rc not in classes and read.used(rc)]
+    if in_use:  # Placement's own rule (placement.inventory.inuse): a class holding allocations stays
+        raise InvalidState("The pool's provider holds allocations of a class its capacity no longer lists.",
+                           field=f"/capacity/{in_use[0]}")
     written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1)
     put = builder._provider_put(written, "version = :read", {":read": {"N": str(read.version)}})
     deltas = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}

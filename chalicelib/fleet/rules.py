@@ -84,7 +84,7 @@ def check_unique(document: FleetDocument, base: str = "/document") -> None:
 def resource_class_pointers(document: FleetDocument, base: str = "/document") -> list[tuple[str, str]]:
     """(class name, JSON pointer) of every resource class the document names, in document order."""
     maps = {POOLS: "capacity", QUOTAS: "limits", OFFERS: "limits", FLAVORS: "resources"}
-    found = []
+    found: list[tuple[str, str]] = []
     for kind, items in doc_objects(document).items():
         if kind in maps:
             for item in items:
@@ -205,8 +205,9 @@ def _call(kind: str, op: str, name: str, ident: str | None, resolved: Mapping[st
     return {"method": f"compute.{kind}.update", "input": {"id": ident, **{f: resolved[f] for f in changed}}}
 
 
-def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject) -> tuple[str | None, _Entry | None]:
-    """(the object's id, its change or None when unchanged)."""
+def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject,
+                  ) -> tuple[str | None, dict[str, Any], _Entry | None]:
+    """(the object's id, its fields with references resolved, its change or None when unchanged)."""
     kind = doc.kind
     existing = resolver.existing(kind, doc.name)
     resolved: dict[str, Any] = dict(doc.fields)
@@ -232,10 +233,10 @@ def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject) -> tup
     if kind == OFFERS and blocked is None and resolver.pool_owner(resolved["pool"]) == doc.fields["to"]:
         blocked = {"reason": "offer_to_owner", "field": "to"}
     if not changed and blocked is None:
-        return ident, None
+        return ident, resolved, None
     before = doc_form(state, existing) if existing is not None else None
     call = None if blocked else _call(kind, op, doc.name, ident, resolved, changed)
-    return ident, _Entry(kind, doc.name, op, ident, changed, before, after, call, blocked)
+    return ident, resolved, _Entry(kind, doc.name, op, ident, changed, before, after, call, blocked)
 
 
 def _archived_pools_drifted(state: FleetState, listed_ids: set[str]) -> list[_Entry]:
@@ -249,12 +250,12 @@ def _archived_pools_drifted(state: FleetState, listed_ids: set[str]) -> list[_En
     return entries
 
 
-def _removals(state: FleetState, kind: str, listed_ids: set[str], active_pools_after: set[str]) -> list[_Entry]:
+def _removals(state: FleetState, kind: str, listed_ids: set[str], accounts_used: set[str]) -> list[_Entry]:
     entries = [] if kind != POOLS else _archived_pools_drifted(state, listed_ids)
     for obj in state.active(kind):
         if obj.id in listed_ids:
             continue
-        if kind == ACCOUNTS and any(state.of(POOLS)[p].fields["account"] == obj.id for p in active_pools_after):
+        if kind == ACCOUNTS and obj.id in accounts_used:
             continue  # still used by a pool that stays active: left alone
         op = REMOVE_OP[kind]
         entries.append(_Entry(kind, _doc_name(state, obj), op, obj.id, [], doc_form(state, obj), None,
@@ -271,12 +272,15 @@ def plan(state: FleetState, document: FleetDocument, prune: bool) -> Plan:
     forward: list[_Entry] = []
     unchanged = 0
     listed_ids: dict[str, set[str]] = {k: set() for k in KINDS}
+    accounts_used: set[str] = set()  # with prune, the listed pools are every pool left active
     for kind in KINDS:
         entries = []
         for doc in docs[kind]:
-            ident, entry = _listed_entry(state, resolver, doc)
+            ident, resolved, entry = _listed_entry(state, resolver, doc)
             if ident:
                 listed_ids[kind].add(ident)
+            if kind == POOLS:
+                accounts_used.add(resolved["account"])
             if entry is None:
                 unchanged += 1
             else:
@@ -284,9 +288,8 @@ def plan(state: FleetState, document: FleetDocument, prune: bool) -> Plan:
         forward.extend(sorted(entries, key=lambda e: e.name))
     backward: list[_Entry] = []
     if prune:
-        pools_after = {p.id for p in state.active(POOLS) if p.id in listed_ids[POOLS]}
         for kind in reversed(KINDS):
-            backward.extend(sorted(_removals(state, kind, listed_ids[kind], pools_after), key=lambda e: e.name))
+            backward.extend(sorted(_removals(state, kind, listed_ids[kind], accounts_used), key=lambda e: e.name))
     result = Plan()
     order = {k: i for i, k in enumerate((SITES, *KINDS))}
     for entry in forward + backward:
@@ -301,9 +304,9 @@ def plan(state: FleetState, document: FleetDocument, prune: bool) -> Plan:
     blocked.sort(key=lambda b: (order[b["kind"]], b["name"], b["reason"], b["field"]))
     result.blocked = blocked
     summary = dict.fromkeys(OPS, 0)
-    for change in result.changes:
-        if "blocked" not in change:
-            summary[change["op"]] += 1
+    for entry in forward + backward:
+        if not entry.blocked:
+            summary[entry.op] += 1
     result.summary = {**summary, "unchanged": unchanged, "blocked": len(blocked)}
     result.plan_hash = plan_hash(result.calls, result.blocked)
     return result

@@ -7,7 +7,6 @@ conditioned on the tenant's fleet version (plus each item's own condition).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,10 +20,11 @@ from chalicelib.compute.errors import (
     Unavailable,
     Unsupported,
 )
+from chalicelib.compute.registry import MethodHandler, Registry
 from chalicelib.compute.validation import parse
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
-from chalicelib.fleet.modules import METHODS, list_objects, unknown_class
+from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
 from chalicelib.fleet.store import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_ITEMS,
@@ -37,6 +37,7 @@ from chalicelib.fleet.store import (
 from chalicelib.store.ops import TransactionCanceled
 
 _MODULE_ATTEMPTS = 5  # a module write that lost a race reads again and decides again
+_STATUS_ATTEMPTS = 3  # apply's record lost only to a reconciler's status write: record again
 FLEET_SOURCE = "resource-provisioning.fleet"
 
 
@@ -75,7 +76,7 @@ def _transact(store: FleetStore, items: list[dict[str, Any]]) -> None:
 # --- module methods ----------------------------------------------------------------------------------
 
 
-def module_list(kind: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+def module_list(kind: str) -> MethodHandler:
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         parse(NoInput, body)
         return list_objects(fleet_store(svc).snapshot(_tenant(principal), providers=False).state, kind)
@@ -83,7 +84,7 @@ def module_list(kind: str) -> Callable[[Any, Principal, dict[str, Any]], dict[st
     return handler
 
 
-def module_method(kind: str, method: str) -> Callable[[Any, Principal, dict[str, Any]], dict[str, Any]]:
+def module_method(kind: str, method: str) -> MethodHandler:
     run = METHODS[(kind, method)]
 
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -112,18 +113,19 @@ def _validate(custom_classes: frozenset[str], document: FleetDocument) -> None:
             raise InvalidArgument(pointer, "Placement does not know this resource class.")
 
 
-def missing_modules() -> list[str]:
+def missing_modules(registry: Registry) -> list[str]:
     """The document's tables whose module this deployment does not run (from the registry)."""
-    from chalicelib.compute.api import REGISTRY
-
-    served = set(REGISTRY.modules())
+    served = set(registry.modules())
     return [kind for kind in ("sites", *KINDS) if kind not in served]
 
 
-def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    parse(NoInput, body)
-    state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
-    return {"document": rules.export(state), "missing": missing_modules()}
+def exporter(registry: Registry) -> MethodHandler:
+    def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        parse(NoInput, body)
+        state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
+        return {"document": rules.export(state), "missing": missing_modules(registry)}
+
+    return export
 
 
 def _planned(svc: Any, principal: Principal, document: FleetDocument, prune: bool,
@@ -139,11 +141,9 @@ def plan(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]
     return _planned(svc, principal, request.document, request.prune)[2].body()
 
 
-def _authorize(principal: Principal, calls: list[dict[str, Any]]) -> None:
-    from chalicelib.compute.api import REGISTRY
-
+def _authorize(registry: Registry, principal: Principal, calls: list[dict[str, Any]]) -> None:
     for call in calls:
-        spec = REGISTRY.get(call["method"])
+        spec = registry.get(call["method"])
         if spec is None:
             raise Unsupported("A planned method is not served by this deployment.", method=call["method"])
         if not principal.allows(spec.authorization):
@@ -157,7 +157,16 @@ def _event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], crea
             "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
 
 
-def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+def applier(registry: Registry) -> MethodHandler:
+    """`fleet.apply`, authorizing each call by the registry's method (the registry is the HTTP layer's)."""
+
+    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        return apply(registry, svc, principal, body)
+
+    return handler
+
+
+def apply(registry: Registry, svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
     """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction."""
     request = parse(ApplyInput, body)
     tenant = _tenant(principal)
@@ -166,32 +175,46 @@ def apply(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any
         raise InvalidState("Some changes are blocked.", blocked=planned.blocked)
     if request.planHash is not None and request.planHash != planned.plan_hash:
         raise ConfigDrift(expected=request.planHash, actual=planned.plan_hash)
-    _authorize(principal, planned.calls)
-    state, writes = snapshot.state, []
+    _authorize(registry, principal, planned.calls)
+    state, writes = snapshot.state, list[Write]()
     for call in planned.calls:
         module, method = call["method"].split(".")[1:]
         outcome = METHODS[(module, method)](state, call["input"])
         state, writes = outcome.state, [*writes, *outcome.writes]
-    status = store.status(tenant)
-    items = store.write_items(snapshot, writes)
+    writes_items = store.write_items(snapshot, writes)
     document = request.document.model_dump(by_alias=True)
+    for attempt in range(_STATUS_ATTEMPTS):
+        items, status_index = _with_record(store, tenant, principal, planned, request.prune, writes_items, document)
+        if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
+            raise Unsupported("The plan's writes exceed one transaction; split the document.",
+                              items=len(items), limit=MAX_TRANSACTION_ITEMS)
+        try:
+            _transact(store, items)
+        except TransactionCanceled as canceled:
+            only_status = canceled.failed(status_index) and not any(
+                canceled.failed(i) for i in range(len(items)) if i != status_index)
+            if only_status and attempt + 1 < _STATUS_ATTEMPTS:
+                continue  # a reconciler recorded a check meanwhile: the plan still holds, record again
+            actual = rules.plan(store.snapshot(tenant).state, request.document, request.prune).plan_hash
+            raise ConfigDrift(expected=request.planHash or planned.plan_hash, actual=actual) from None
+        return {"plan": planned.body(), "applied": len(planned.calls)}
+    raise Unavailable()  # pragma: no cover - the loop returns or raises
+
+
+def _with_record(store: FleetStore, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
+                 writes_items: list[dict[str, Any]], document: Any) -> tuple[list[dict[str, Any]], int]:
+    """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
+    `fleet.converged` when the tenant was recorded drifted. Returns (items, index of the status item)."""
+    status = store.status(tenant)
     chunk_items, chunks = store.document_items(tenant, document, status.chunks)
     now = now_iso()
     applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
-               "prune": request.prune}
-    items += [*chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
-    event = None
+               "prune": prune}
+    items = [*writes_items, *chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
+    status_index = len(items) - 1
     if status.drift is not None:
-        event = _event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)
-        items.append(store.outbox_item(event))
-    if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
-        raise Unsupported("The plan's writes exceed one transaction; split the document.",
-                          items=len(items), limit=MAX_TRANSACTION_ITEMS)
-    try:
-        _transact(store, items)
-    except TransactionCanceled:
-        raise ConfigDrift(expected=planned.plan_hash) from None
-    return {"plan": planned.body(), "applied": len(planned.calls)}
+        items.append(store.outbox_item(_event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)))
+    return items, status_index
 
 
 def status(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:

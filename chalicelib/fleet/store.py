@@ -3,7 +3,7 @@
 | item                                   | pk              | sk                         |
 |----------------------------------------|-----------------|----------------------------|
 | the tenant's fleet version             | FLEET#<tenant>  | OBJ!VERSION                |
-| an object (account, pool, quota, ...)  | FLEET#<tenant>  | OBJ#<kind>#<id>            |
+| an object (account, pool, quota, ...)  | FLEET#<tenant>  | OBJ#<kind>#<id>            | o: JSON
 | status (applied, drift, chunk count)   | FLEET#<tenant>  | STATUS                     |
 | a chunk of the applied document        | FLEET#<tenant>  | DOC#<nnnn>                 |
 | an event not yet published (outbox)    | FLEET#<tenant>  | OUTBOX#<event id>          |
@@ -73,9 +73,18 @@ class Snapshot:
     providers: Mapping[str, Provider | None] = field(default_factory=dict)  # pool id -> provider as read
 
 
+def object_item(tenant: str, obj: FleetObject) -> dict[str, Any]:
+    """An object's item. Its body is one compact JSON string: a 10,000-object export then parses
+    10,000 strings instead of 10,000 nested attribute maps (botocore's parser is most of an export's time)."""
+    body = {"kind": obj.kind, "id": obj.id, "name": obj.name, "fields": dict(obj.fields), "archived": obj.archived}
+    return {"pk": fleet_pk(tenant), "sk": object_sk(obj.kind, obj.id),
+            "o": json.dumps(body, separators=(",", ":"))}
+
+
 def _object(item: dict[str, Any]) -> FleetObject:
-    return FleetObject(kind=item["kind"], id=item["id"], name=item.get("name"), fields=item["fields"],
-                       archived=bool(item.get("archived", False)))
+    body = json.loads(item["o"])
+    return FleetObject(kind=body["kind"], id=body["id"], name=body["name"], fields=body["fields"],
+                       archived=bool(body["archived"]))
 
 
 def _status(tenant: str, item: dict[str, Any] | None) -> Status:
@@ -161,9 +170,8 @@ class FleetStore:
             if isinstance(write, PutObject):
                 obj = write.obj
                 condition = "attribute_not_exists(pk)" if write.new else "attribute_exists(pk)"
-                items.append({"Put": {"TableName": self.table, "ConditionExpression": condition, "Item": to_item({
-                    "pk": fleet_pk(state.tenant), "sk": object_sk(obj.kind, obj.id), "kind": obj.kind, "id": obj.id,
-                    "name": obj.name, "fields": dict(obj.fields), "archived": obj.archived or None})}})
+                items.append({"Put": {"TableName": self.table, "ConditionExpression": condition,
+                                      "Item": to_item(object_item(state.tenant, obj))}})
             elif isinstance(write, DeleteObject):
                 items.append({"Delete": {"TableName": self.table, "ConditionExpression": "attribute_exists(pk)",
                                          "Key": key(fleet_pk(state.tenant), object_sk(write.obj.kind, write.obj.id))}})

@@ -430,3 +430,29 @@ def test_make_run_timer_reconciles_and_publishes(http, services):
     assert stop.wait(60)
     thread.join()
     assert [e["type"] for e in published] == ["fleet.drifted"]
+
+
+def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_apply(http, services, bus):
+    from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    _change_inventory_through_placement(services, pool_id, 5)
+    plan_hash = _plan(http, document())["planHash"]
+    sneaked = []
+
+    def sneak(request, **_):
+        if not sneaked:
+            sneaked.append(None)  # first: the pass's own transactions come through this hook too
+            sneaked[0] = reconcile(services, eventbridge_publisher(bus.client()))
+
+    services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
+    try:
+        status, body = _apply(http, document(), plan_hash=plan_hash)
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", sneak)
+    assert status == 200, body
+    assert sneaked[0]["drifted"] == 1 and sneaked[0]["published"] == 1
+    # Apply read the status again: the tenant was now drifted, so fleet.converged went to the outbox.
+    assert _reconcile(http)["published"] == 1
+    assert [e["type"] for e in _events(http)] == ["fleet.drifted", "fleet.converged"]
