@@ -19,7 +19,7 @@ from chalicelib.placement.service import PlacementService
 from chalicelib.placement.store import PlacementStore
 from fakes.openstack import FakeOpenStack, Scenario
 
-TENANT = "acme"
+TENANT = "openstack"  # what .chalice/config.json names (chalice.test.Client applies it to the app)
 PASSWORD = "pw-Zq8!never-logged"
 SMALL = {"id": "f1", "name": "m1.small", "ram": 2048, "vcpus": 2, "disk": 20, "is_public": True}
 LARGE = {"id": "f2", "name": "m1.large", "ram": 8192, "vcpus": 8, "disk": 0, "is_public": False}
