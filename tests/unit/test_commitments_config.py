@@ -112,3 +112,17 @@ def test_a_secret_that_cannot_be_read_names_nothing() -> None:
     assert "no-such-secret" not in str(refused.value)
     with pytest.raises(ConfigError, match="RP_OPENSTACK_AUTH_URL or RP_COMMITMENTS_SECRET_ID is required"):
         openstack_config(SyncSettings(tenant="t"), {}, client)
+
+
+def test_a_run_is_logged_and_measured(monkeypatch, capsys) -> None:
+    from chalicelib.commitments.service import _empty_counts, _observe
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    counts = {**_empty_counts(), "commitments": 7, "held": 3, "writes": 4, "skipped": {"unknown_flavor": 2}}
+    _observe({"runId": "r-1", "outcome": "ok", "error": None, "counts": counts})
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    emf = next(line for line in lines if "_aws" in line)
+    log = next(line for line in lines if line.get("message") == "commitments sync")
+    assert (emf["outcome"], emf["CommitmentSyncRuns"], emf["CommitmentsHeld"], emf["CommitmentsWrites"],
+            emf["CommitmentsSkipped"]) == ("ok", [1.0], [3.0], [4.0], [2.0])
+    assert (log["runId"], log["held"], log["skipped"]) == ("r-1", 3, {"unknown_flavor": 2})
