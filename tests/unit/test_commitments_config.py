@@ -114,7 +114,7 @@ def test_a_secret_that_cannot_be_read_names_nothing() -> None:
         openstack_config(SyncSettings(tenant="t"), {}, client)
 
 
-def test_a_run_is_logged_and_measured(monkeypatch, capsys) -> None:
+def test_a_run_is_logged_and_measured(monkeypatch, capsys, caplog) -> None:
     from chalicelib.commitments.service import _empty_counts, _observe
 
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
@@ -122,7 +122,7 @@ def test_a_run_is_logged_and_measured(monkeypatch, capsys) -> None:
     _observe({"runId": "r-1", "outcome": "ok", "error": None, "counts": counts})
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     emf = next(line for line in lines if "_aws" in line)
-    log = next(line for line in lines if line.get("message") == "commitments sync")
+    log = next(vars(r) for r in caplog.records if r.getMessage() == "commitments sync")
     assert (emf["outcome"], emf["CommitmentSyncRuns"], emf["CommitmentsHeld"], emf["CommitmentsWrites"],
             emf["CommitmentsSkipped"]) == ("ok", [1.0], [3.0], [4.0], [2.0])
     assert (log["runId"], log["held"], log["skipped"]) == ("r-1", 3, {"unknown_flavor": 2})
