@@ -10,8 +10,9 @@ Reservations share one partition, so a pass reads them all with one consistent Q
 (about 2 pages at 2,000 reservations; no Scan). The project index entry serves
 `?projectId=` listings. A reservation's `revision` is its concurrency token: every write
 is conditioned on the revision read (or on absence). `released` reservations carry the
-table's TTL attribute (30 days); the commitment's own expiry is the record's `expiresAt`
-inside `record`, not the item's TTL. Run records keep 90 days.
+table's TTL attribute (30 days after the release, or after the commitment's expiry while
+Limes still lists it); the commitment's own expiry is the record's `expiresAt`
+inside `record`, not the item's TTL (`released_ttl` says when). Run records keep 90 days.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chalicelib.commitments.models import Reservation
+from chalicelib.commitments.rules import MISSING_FROM_LIMES, PROJECT_GONE
 from chalicelib.store.codec import from_item, key, to_item
 from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
 from chalicelib.store.ops import batch_get, query_all, query_pages
@@ -38,6 +40,8 @@ PROJECT_INDEX = "CMTRESP#"
 RELEASED_TTL_SECONDS = 30 * 24 * 3600
 RUN_TTL_SECONDS = 90 * 24 * 3600
 PAGE_LIMIT = 100
+# Release reasons after which Limes lists the commitment no more (it hides expired and superseded ones).
+GONE_FROM_LIMES = frozenset({MISSING_FROM_LIMES, PROJECT_GONE, "expired", "superseded"})
 
 
 class InvalidToken(Exception):
@@ -48,6 +52,17 @@ class InvalidToken(Exception):
 class Stored:
     record: Reservation
     revision: int
+
+
+def released_ttl(record: Reservation, now: float) -> int:
+    """When a released reservation leaves the table: 30 days after its release, or, while Limes still lists
+    the commitment (fully used, nothing to hold, waiting after a hold), 30 days after it expires. Otherwise
+    the item would vanish under a commitment that is still listed and be written again: a write in an
+    unchanged world."""
+    start = int(now)
+    if record.reason not in GONE_FROM_LIMES and record.expires_at is not None:
+        start = max(start, record.expires_at)
+    return start + RELEASED_TTL_SECONDS
 
 
 def reservation_key(uuid: str) -> dict[str, Any]:
@@ -107,7 +122,7 @@ class CommitmentStore:
             "gsi1pk": f"{PROJECT_INDEX}{record.project_id}", "gsi1sk": f"{record.status}#{record.commitment_uuid}",
         }
         if record.status == "released":
-            item[TTL_ATTRIBUTE] = int(now) + RELEASED_TTL_SECONDS
+            item[TTL_ATTRIBUTE] = released_ttl(record, now)
         request: dict[str, Any] = {"TableName": self.table, "Item": to_item(item)}
         if read is None:
             request["ConditionExpression"] = "attribute_not_exists(pk)"

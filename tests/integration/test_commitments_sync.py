@@ -385,3 +385,28 @@ def test_settings_from_the_environment() -> None:
     settings = SyncSettings.from_env({"RP_COMMITMENTS_TENANT": "acme", "RP_COMMITMENTS_LEASE_SECONDS": "60"})
     assert (settings.tenant, settings.lease_seconds, settings.secret_id) == ("acme", 60.0, None)
     assert SMALL["name"] != LARGE["name"]
+
+
+def test_released_reservations_expire_from_the_table_only_once_limes_forgets_them(services) -> None:
+    from chalicelib.commitments.store import RELEASED_TTL_SECONDS, reservation_key
+
+    expires = int(time.time()) + 86400 * 100
+    servers = [{"id": "s1", "tenant_id": "p1", "availability_zone": "az1", "flavor": "m1.small"}]
+    listed = [commitment(1, amount=1, expires_at=expires), commitment(2, status="superseded")]
+    with sync_world(services, world({"p1": listed}, servers=servers)) as w:
+        w.pool("a")
+        before = int(time.time())
+        w.run()
+
+        def ttl(n: int) -> int | None:
+            item = services.client.get_item(TableName=services.table, Key=reservation_key(uuid(n)),
+                                            ConsistentRead=True)["Item"]
+            return int(item["expiresAt"]["N"]) if "expiresAt" in item else None
+
+        # Fully used but still listed: kept until 30 days after the commitment expires (never re-written).
+        assert ttl(1) == expires + RELEASED_TTL_SECONDS
+        # Superseded (Limes lists it no more): 30 days after the release.
+        assert before + RELEASED_TTL_SECONDS <= ttl(2) <= int(time.time()) + RELEASED_TTL_SECONDS
+        w.reload(world({"p1": [commitment(1, amount=3, expires_at=expires)]}, servers=servers))
+        w.run()
+        assert w.reservations()[uuid(1)]["status"] == "held" and ttl(1) is None
