@@ -91,8 +91,13 @@ def run_pass(
     started = clock()
     counts = _empty_counts()
     outcome, error = "ok", None
-    if not store.take_lease(run_id, started, lease_seconds):
-        outcome, error = "skipped", "another pass holds the lease"
+    try:
+        leased = store.take_lease(run_id, started, lease_seconds)
+    except Unavailable:
+        leased, outcome, error = False, "failed", "store unavailable"
+    if not leased:
+        if outcome == "ok":
+            outcome, error = "skipped", "another pass holds the lease"
     else:
         try:
             counts = _sync(store, placement, fetch, pools, tenant, clock)

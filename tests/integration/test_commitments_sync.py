@@ -410,3 +410,12 @@ def test_released_reservations_expire_from_the_table_only_once_limes_forgets_the
         w.reload(world({"p1": [commitment(1, amount=3, expires_at=expires)]}, servers=servers))
         w.run()
         assert w.reservations()[uuid(1)]["status"] == "held" and ttl(1) is None
+
+
+def test_an_unreachable_store_is_a_failed_run_not_an_exception(services) -> None:
+    from tests.support.faults import unreachable
+
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.services = unreachable(services)
+        run = w.run()
+    assert (run["outcome"], run["error"], run["counts"]["writes"]) == ("failed", "store unavailable", 0)
