@@ -4,7 +4,7 @@
 
 The world is bench/commitments_fetch.py's (10,000 projects, 2,000 confirmed instance commitments
 on 1,000 of them, 3 servers each), served by the fake in a process of its own with `latency-ms`
-per call. The store is the integration tier's (DynamoDB Local where Java is, else moto), or what
+per call. The store is the integration tier's (devkit/stores.py: DynamoDB Local where Java is, else moto), or what
 AWS_ENDPOINT_URL_DYNAMODB points at. The commitments tenant has one large pool per AZ.
 
 Pass 1 starts from nothing (every commitment becomes a reservation, most hold capacity); pass 2
@@ -33,13 +33,13 @@ import requests
 
 from bench.commitments_fetch import scenario
 from chalicelib.auth.principals import Principal
+from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.pools import FleetPoolSource
 from chalicelib.commitments.service import SyncSettings, sync
 from chalicelib.commitments.upstream import OpenStackClient, OpenStackConfig
 from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, POOLS
 from chalicelib.fleet.service import module_method
-from chalicelib.local.server import use_local_credentials
 from chalicelib.observability import logger
 from chalicelib.runtime import Services, build_services
 from chalicelib.store.schema import ensure_table
@@ -53,7 +53,7 @@ def _store() -> tuple[Services, Any]:
     use_local_credentials()
     store = None
     if not endpoint_from_env():
-        from tests.support.stores import start_store
+        from devkit.stores import start_store
 
         store = start_store()
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                                      project_name="cloud_admin", concurrency=args.concurrency)
             print(f"commitment sync: {args.projects:,} projects, {args.commitments:,} commitments, "
                   f"{args.latency_ms} ms per upstream call, concurrency {args.concurrency}; store "
-                  f"{'DynamoDB Local/moto (tests/support/stores.py)' if store else endpoint_from_env()}")
+                  f"{'DynamoDB Local/moto (devkit/stores.py)' if store else endpoint_from_env()}")
             previous: dict[str, int] = {}
             for number in (1, 2):
                 dynamodb.clear()

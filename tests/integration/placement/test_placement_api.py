@@ -232,3 +232,23 @@ def test_provider_names_are_unique_through_create_rename_and_delete(placement):
     assert placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}).status == 200  # alpha is free
     assert placement.delete(f"/placement/resource_providers/{a}").status == 204
     assert placement.post("/placement/resource_providers", {"name": "gamma"}).status == 201  # so is gamma
+
+
+def test_two_auth_tokens_are_401_even_when_one_is_valid(placement):
+    from app import app
+
+    event_headers = {"x-auth-token": placement.key, "host": "127.0.0.1:8000"}
+    event = {
+        "resource": "/placement/resource_providers", "path": "/placement/resource_providers",
+        "httpMethod": "GET", "headers": event_headers,
+        "multiValueHeaders": {"x-auth-token": ["rp_wrong", placement.key], "host": ["127.0.0.1:8000"]},
+        "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None,
+        "stageVariables": None, "body": None, "isBase64Encoded": False,
+        "requestContext": {"httpMethod": "GET", "resourcePath": "/placement/resource_providers",
+                           "path": "/placement/resource_providers", "requestId": "r-1"},
+    }
+    from chalice.local import LambdaContext
+
+    response = app(event, LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000))
+    assert response["statusCode"] == 401
+    assert placement.get("/placement/resource_providers").status == 200
