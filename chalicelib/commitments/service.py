@@ -33,6 +33,7 @@ from chalicelib.commitments.upstream import (
     OpenStackConfig,
     UpstreamFailure,
     config_from_secret,
+    secrets_manager_client,
 )
 from chalicelib.errors import Unavailable
 from chalicelib.observability import NAMESPACE, SERVICE_NAME, logger, metrics_enabled
@@ -219,9 +220,7 @@ def openstack_config(settings: SyncSettings, env: Mapping[str, str] | None = Non
         overrides = {"concurrency": int(env["RP_COMMITMENTS_CONCURRENCY"])} if env.get(
             "RP_COMMITMENTS_CONCURRENCY") else {}
         if secrets_client is None:
-            import boto3
-
-            secrets_client = boto3.client("secretsmanager")
+            secrets_client = secrets_manager_client()
         try:
             return config_from_secret(secrets_client, settings.secret_id, **overrides)
         except ConfigError:
