@@ -419,3 +419,20 @@ def test_an_unreachable_store_is_a_failed_run_not_an_exception(services) -> None
         w.services = unreachable(services)
         run = w.run()
     assert (run["outcome"], run["error"], run["counts"]["writes"]) == ("failed", "store unavailable", 0)
+
+
+def test_a_hold_is_released_when_limes_says_superseded_or_waiting(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1), commitment(2)]})) as w:
+        w.pool("a")
+        w.run()
+        assert allocations(w, 1) and allocations(w, 2)
+        # A split: 1 listed superseded (released at once), 2 back to pending (released, stays released).
+        w.reload(world({"p1": [commitment(1, status="superseded"),
+                               commitment(2, status="pending", confirmed_at=None)]}))
+        run = w.run()
+        records = w.reservations()
+        assert [(records[uuid(n)]["status"], records[uuid(n)]["reason"]) for n in (1, 2)] == [
+            ("released", "superseded"), ("released", "pending_after_held")]
+        assert w.consumer(uuid(1)) is None and w.consumer(uuid(2)) is None
+        assert run["counts"]["writes"] == 4  # two records, two Placement deletes
+        assert w.run()["counts"]["writes"] == 0  # no flapping back to `pending`
