@@ -26,10 +26,10 @@ import uuid
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.cli import use_local_credentials
 from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, FLAVORS, POOLS, FleetObject, object_id
 from chalicelib.fleet.store import MAX_TRANSACTION_ITEMS, object_item
-from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import to_item
 from chalicelib.store.schema import ensure_table
@@ -59,7 +59,7 @@ class Tenant:
         from dataclasses import replace
 
         from app import app
-        from chalicelib.local.gateway import LocalGateway
+        from devkit.gateway import LocalGateway
 
         self.svc = replace(build_services(replace(services.settings, table_name=table), services.client),
                            round_trips=services.round_trips)

@@ -11,6 +11,7 @@ from chalicelib.commitments import api as commitments
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.compute.validation import decode_object, parse
 from chalicelib.fleet import reconciler
+from chalicelib.fleet.models import NoInput
 from chalicelib.http.compute import OPERATOR
 from chalicelib.http.family import Reply, Request, Route, build_blueprint
 from chalicelib.runtime import Services
@@ -42,7 +43,7 @@ def _sites(svc: Services, request: Request) -> Reply:
 
 
 def _reconcile(svc: Services, request: Request) -> Reply:
-    decode_object(request.body)
+    parse(NoInput, decode_object(request.body))
     return Reply(200, reconciler.reconcile(svc, reconciler.eventbridge_publisher()))
 
 

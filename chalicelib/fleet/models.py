@@ -52,9 +52,10 @@ Description = Annotated[str, StringConstraints(max_length=1024)]
 ResourceClass = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9_]{1,255}$")]
 Amount = Annotated[int, Field(ge=0, le=MAX_INT)]
 Total = Annotated[int, Field(ge=1, le=MAX_INT)]  # Placement refuses an inventory total below 1
-Limits = dict[ResourceClass, Amount]
-Capacity = dict[ResourceClass, Total]
-Resources = dict[ResourceClass, Total]
+MAX_CLASSES = 64  # per map: bounds an object's item far below DynamoDB's 400 KB (a deterministic 400 beyond)
+Limits = Annotated[dict[ResourceClass, Amount], Field(max_length=MAX_CLASSES)]
+Capacity = Annotated[dict[ResourceClass, Total], Field(max_length=MAX_CLASSES)]
+Resources = Annotated[dict[ResourceClass, Total], Field(max_length=MAX_CLASSES)]
 
 Classes = Mapping[str, tuple[int, int]]  # resource class -> (total, reserved) of a provider's inventory
 

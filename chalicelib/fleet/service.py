@@ -7,6 +7,8 @@ conditioned on the tenant's fleet version (plus each item's own condition).
 
 from __future__ import annotations
 
+import random
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,12 +25,12 @@ from chalicelib.compute.errors import (
 from chalicelib.compute.registry import MethodHandler, Registry
 from chalicelib.compute.validation import parse
 from chalicelib.fleet import rules
+from chalicelib.fleet.keys import VERSION_SK
 from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
 from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
 from chalicelib.fleet.store import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_ITEMS,
-    VERSION_SK,
     FleetStore,
     Snapshot,
     Status,
@@ -36,9 +38,15 @@ from chalicelib.fleet.store import (
 )
 from chalicelib.store.ops import TransactionCanceled
 
-_MODULE_ATTEMPTS = 5  # a module write that lost a race reads again and decides again
-_STATUS_ATTEMPTS = 3  # apply's record lost only to a reconciler's status write: record again
+# A module write that lost a race (the tenant's version moved) reads again and decides again, with a
+# small jittered pause: a tenant's writes meet on its version item, as Placement's meet on a provider.
+_MODULE_ATTEMPTS = 20
+_APPLY_ATTEMPTS = 5  # an apply whose transaction lost to a write that leaves its plan as it was
 FLEET_SOURCE = "resource-provisioning.fleet"
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
 
 
 def fleet_store(svc: Any) -> FleetStore:
@@ -89,13 +97,14 @@ def module_method(kind: str, method: str) -> MethodHandler:
 
     def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         store = fleet_store(svc)
-        for _ in range(_MODULE_ATTEMPTS):
+        for attempt in range(_MODULE_ATTEMPTS):
             snapshot = store.snapshot(_tenant(principal), providers=kind == POOLS)
             outcome = run(snapshot.state, body)
             try:
                 _transact(store, store.write_items(snapshot, outcome.writes))
             except TransactionCanceled:
-                continue  # another write moved the version: decide again on what is there now
+                _pause(attempt)  # another write moved the version: decide again on what is there now
+                continue
             return outcome.answer
         raise Unavailable()
 
@@ -167,54 +176,67 @@ def applier(registry: Registry) -> MethodHandler:
 
 
 def apply(registry: Registry, svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction."""
+    """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction.
+
+    A canceled transaction is re-planned: a different plan is CONFIG_DRIFT (nothing was applied); the same
+    plan (the transaction lost to a write that does not change it, such as a reconciler recording a check)
+    is applied again, a bounded number of times.
+    """
     request = parse(ApplyInput, body)
+    expected = request.planHash
+    for attempt in range(_APPLY_ATTEMPTS):
+        planned, canceled_by = _apply_once(registry, svc, principal, request, expected)
+        if canceled_by is None:
+            return {"plan": planned.body(), "applied": len(planned.calls)}
+        actual = rules.plan(canceled_by.snapshot(_tenant(principal)).state, request.document,
+                            request.prune).plan_hash
+        if actual != planned.plan_hash:
+            raise ConfigDrift(expected=expected or planned.plan_hash, actual=actual)
+        expected = planned.plan_hash  # what was decided stays what is applied
+        _pause(attempt)
+    raise Unavailable()
+
+
+def _apply_once(registry: Registry, svc: Any, principal: Principal, request: ApplyInput, expected: str | None,
+                ) -> tuple[rules.Plan, FleetStore | None]:
+    """(the plan, None) once applied; (the plan, the store) when the transaction was canceled."""
     tenant = _tenant(principal)
     store, snapshot, planned = _planned(svc, principal, request.document, request.prune)
     if planned.blocked:
         raise InvalidState("Some changes are blocked.", blocked=planned.blocked)
-    if request.planHash is not None and request.planHash != planned.plan_hash:
-        raise ConfigDrift(expected=request.planHash, actual=planned.plan_hash)
+    if expected is not None and expected != planned.plan_hash:
+        raise ConfigDrift(expected=expected, actual=planned.plan_hash)
     _authorize(registry, principal, planned.calls)
     state, writes = snapshot.state, list[Write]()
     for call in planned.calls:
         module, method = call["method"].split(".")[1:]
         outcome = METHODS[(module, method)](state, call["input"])
         state, writes = outcome.state, [*writes, *outcome.writes]
-    writes_items = store.write_items(snapshot, writes)
-    document = request.document.model_dump(by_alias=True)
-    for attempt in range(_STATUS_ATTEMPTS):
-        items, status_index = _with_record(store, tenant, principal, planned, request.prune, writes_items, document)
-        if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
-            raise Unsupported("The plan's writes exceed one transaction; split the document.",
-                              items=len(items), limit=MAX_TRANSACTION_ITEMS)
-        try:
-            _transact(store, items)
-        except TransactionCanceled as canceled:
-            only_status = canceled.failed(status_index) and not any(
-                canceled.failed(i) for i in range(len(items)) if i != status_index)
-            if only_status and attempt + 1 < _STATUS_ATTEMPTS:
-                continue  # a reconciler recorded a check meanwhile: the plan still holds, record again
-            actual = rules.plan(store.snapshot(tenant).state, request.document, request.prune).plan_hash
-            raise ConfigDrift(expected=request.planHash or planned.plan_hash, actual=actual) from None
-        return {"plan": planned.body(), "applied": len(planned.calls)}
-    raise Unavailable()  # pragma: no cover - the loop returns or raises
+    items = _with_record(store, tenant, principal, planned, request.prune, store.write_items(snapshot, writes),
+                         request.document.model_dump(by_alias=True))
+    if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
+        raise Unsupported("The plan's writes exceed one transaction; split the document.",
+                          items=len(items), limit=MAX_TRANSACTION_ITEMS)
+    try:
+        _transact(store, items)
+    except TransactionCanceled:
+        return planned, store
+    return planned, None
 
 
 def _with_record(store: FleetStore, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
-                 writes_items: list[dict[str, Any]], document: Any) -> tuple[list[dict[str, Any]], int]:
+                 writes_items: list[dict[str, Any]], document: Any) -> list[dict[str, Any]]:
     """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
-    `fleet.converged` when the tenant was recorded drifted. Returns (items, index of the status item)."""
+    `fleet.converged` when the tenant was recorded drifted."""
     status = store.status(tenant)
     chunk_items, chunks = store.document_items(tenant, document, status.chunks)
     now = now_iso()
     applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
                "prune": prune}
     items = [*writes_items, *chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
-    status_index = len(items) - 1
     if status.drift is not None:
         items.append(store.outbox_item(_event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)))
-    return items, status_index
+    return items
 
 
 def status(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:

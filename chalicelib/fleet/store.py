@@ -26,17 +26,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from chalicelib.fleet.keys import VERSION_SK, fleet_pk, object_sk
 from chalicelib.fleet.models import KINDS, POOLS, FleetObject, FleetState, provider_name
 from chalicelib.fleet.modules import DeleteObject, PutObject, SyncProvider, Write
 from chalicelib.fleet.placement_writes import class_ref_items, provider_classes, provider_items
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key, to_item
+from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import batch_get, get_item, query_all, transact
 from chalicelib.tenants.store import TenantStore
 
-VERSION_SK = "OBJ!VERSION"
-OBJECT = "OBJ#"
 STATUS_SK = "STATUS"
 DOC = "DOC#"
 OUTBOX = "OUTBOX#"
@@ -46,14 +46,6 @@ OUTBOX_INDEX = "FLEETOUTBOX"
 CHUNK_BYTES = 350 * 1024
 MAX_TRANSACTION_ITEMS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
-
-
-def fleet_pk(tenant: str) -> str:
-    return f"FLEET#{tenant}"
-
-
-def object_sk(kind: str, ident: str) -> str:
-    return f"{OBJECT}{kind}#{ident}"
 
 
 @dataclass(frozen=True)
@@ -228,15 +220,19 @@ class FleetStore:
     def claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take the outbox item for publishing; False when it is gone or another publisher holds it."""
         try:
-            self.client.update_item(
-                TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
-                UpdateExpression="SET claimBy = :me, claimUntil = :until",
-                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
-                ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
-                                           ":now": {"N": str(now_ms)}})
+            with store_errors():
+                self._claim(tenant, event_id, owner, now_ms, lease_ms)
         except self.client.exceptions.ConditionalCheckFailedException:
             return False
         return True
+
+    def _claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> None:
+        self.client.update_item(
+            TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
+            UpdateExpression="SET claimBy = :me, claimUntil = :until",
+            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
+            ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
+                                       ":now": {"N": str(now_ms)}})
 
     def published_items(self, event: dict[str, Any], owner: str, time_ns: int) -> list[dict[str, Any]]:
         """The outbox item goes and the event record appears, only while this publisher holds the claim."""
@@ -253,26 +249,3 @@ class FleetStore:
                           ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": EVENT}})
         return [i["event"] for i in items]
 
-
-# --- for Placement's inventory writes ----------------------------------------------------------------
-
-
-def fleet_version_bump_item(table: str, tenant: str) -> dict[str, Any]:
-    """Moves the tenant's fleet version: any apply planned before this write then fails as CONFIG_DRIFT."""
-    return {"Update": {"TableName": table, "Key": key(fleet_pk(tenant), VERSION_SK),
-                       "UpdateExpression": "ADD version :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}}
-
-
-def pool_tenant(client: Any, table: str, provider_uuid: str, provider_name: str) -> str | None:
-    """The tenant whose pool this provider is: its name is `<tenant>/...` and that tenant has a pool of its uuid."""
-    tenant, sep, _ = provider_name.partition("/")
-    if not sep or not tenant:
-        return None
-    found = get_item(client, table, key(fleet_pk(tenant), object_sk(POOLS, provider_uuid)))
-    return tenant if found else None
-
-
-def provider_write_items(client: Any, table: str, provider_uuid: str, provider_name: str) -> list[dict[str, Any]]:
-    """What a Placement inventory write on this provider adds to its own transaction: [] unless it is a pool's."""
-    tenant = pool_tenant(client, table, provider_uuid, provider_name)
-    return [fleet_version_bump_item(table, tenant)] if tenant else []

@@ -296,11 +296,19 @@ def _events(http):
 
 
 def _change_inventory_through_placement(services, pool_id, total):
-    store = PlacementStore(services.client, services.table)
-    read = store.provider(pool_id)
-    from chalicelib.placement.models import Inventory
+    """`PUT /placement/resource_providers/{uuid}/inventories` with a Placement key, as an operator would."""
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
 
-    store.write_inventories(read, {**read.inventories, "VCPU": Inventory(total=total)})
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    path = f"/placement/resource_providers/{pool_id}/inventories"
+    current = placement.get(path, version="1.28").body
+    inventories = {**current["inventories"], "VCPU": {**current["inventories"]["VCPU"], "total": total}}
+    answer = placement.put(path, {"resource_provider_generation": current["resource_provider_generation"],
+                                  "inventories": inventories}, version="1.28")
+    assert answer.status == 200, answer.body
 
 
 def test_reconciler_publishes_each_change_of_answer_once(http, services, bus):
@@ -370,11 +378,15 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
     assert status == 401 and body["error"]["code"] == "UNAUTHENTICATED"
     status, body = http.operator("GET", "/api/fleet/events")
     assert status == 400 and body["error"]["details"]["field"] == "/tenant"
+    status, body = http.operator("GET", "/api/fleet/events?tenant=Not_A_Name")
+    assert status == 400 and body["error"]["details"]["field"] == "/tenant"
+    status, body = http.operator("POST", "/api/fleet/reconcile", {"now": True})
+    assert status == 400 and body["error"]["details"]["field"] == "/now"
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
+    from chalicelib.fleet.keys import provider_write_items
     from chalicelib.fleet.placement_writes import provider_items
-    from chalicelib.fleet.store import provider_write_items
 
     assert _apply(http, document())[0] == 200
     changed = document()
@@ -456,3 +468,142 @@ def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_a
     # Apply read the status again: the tenant was now drifted, so fleet.converged went to the outbox.
     assert _reconcile(http)["published"] == 1
     assert [e["type"] for e in _events(http)] == ["fleet.drifted", "fleet.converged"]
+
+
+def test_an_archived_pool_keeps_its_allocations_and_refuses_new_ones_through_placement(http, services):
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+    from tests.integration.placement.helpers import claim, new_uuid
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    consumer = new_uuid()
+    assert claim(placement, consumer, {pool_id: {"VCPU": 4}}).status == 204
+    status, body = http.rpc("pools.update", {"id": pool_id, "capacity": {"MEMORY_MB": 4096}}, http.token)
+    assert status == 422 and body["error"]["details"]["field"] == "/capacity/VCPU"
+    assert http.rpc("pools.archive", {"id": pool_id}, http.token) == (200, {})
+    held = placement.get(f"/placement/allocations/{consumer}", version="1.28").body["allocations"]
+    assert held[pool_id]["resources"] == {"VCPU": 4}
+    assert claim(placement, new_uuid(), {pool_id: {"VCPU": 1}}).status == 409
+    assert placement.delete(f"/placement/resource_providers/{pool_id}", version="1.28").status == 409
+
+
+def test_concurrent_module_writes_of_one_tenant_all_land_and_one_name_is_created_once(http):
+    account = http.rpc("providerAccounts.create", {"name": "acc", "site": "k8s", "provider": "aws"}, http.token)[1]
+    pool = http.rpc("pools.create", {"name": "p", "site": "k8s", "account": account["id"], "class": "c",
+                                     "owner": "o", "availabilityZone": "z", "capacity": {"VCPU": 4}}, http.token)[1]
+    names = [f"f{i}" for i in range(6)] + ["same", "same"]
+    barrier = threading.Barrier(len(names))
+    results = []
+
+    def create(name):
+        barrier.wait()
+        results.append(http.rpc("flavors.create", {"name": name, "pool": pool["id"], "resources": {"VCPU": 1}},
+                                http.token))
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [200] * 7 + [409], results
+    assert next(b for s, b in results if s == 409)["error"]["code"] == "ALREADY_EXISTS"
+    listed = http.rpc("flavors.list", {}, http.token)[1]["items"]
+    assert sorted(f["name"] for f in listed) == sorted(set(names))
+
+
+def test_a_large_applied_document_is_stored_in_chunks_and_a_shorter_one_drops_the_rest(http, services):
+    import random as _random
+
+    from chalicelib.fleet.keys import fleet_pk
+    from chalicelib.fleet.store import CHUNK_BYTES, DOC
+
+    rng = _random.Random(9)
+    big = document(flavors=0)
+    # Incompressible descriptions: the compressed document needs more than one 350 KB item.
+    big["flavors"] = [{"name": f"f-{i:03d}", "pool": "gpu", "resources": {"VCPU": 1},
+                       "description": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(1024))}
+                      for i in range(700)]
+    for start in range(0, 700, 90):  # each apply without prune creates one batch (fits one transaction)
+        part = {**big, "flavors": big["flavors"][start:start + 90]}
+        status, body = _apply(http, part)
+        assert status == 200, body
+    status, body = _apply(http, big)
+    assert status == 200 and body["applied"] == 0
+
+    def chunks():
+        items = services.client.query(
+            TableName=services.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
+            ExpressionAttributeValues={":pk": {"S": fleet_pk("acme")}, ":d": {"S": DOC}})
+        return [len(i["data"]["B"]) for i in items["Items"]]
+
+    sizes = chunks()
+    assert len(sizes) >= 2 and max(sizes) <= CHUNK_BYTES
+    assert _reconcile(http) == {"checked": 1, "drifted": 0, "converged": 1, "published": 0}  # read back whole
+    assert _apply(http, {**big, "flavors": big["flavors"][:1]})[0] == 200
+    assert len(chunks()) == 1
+    assert _reconcile(http)["converged"] == 1
+
+
+def test_a_crash_between_the_status_write_and_publishing_loses_and_duplicates_nothing(http, services, bus):
+    assert _apply(http, document())[0] == 200
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    _change_inventory_through_placement(services, pool_id, 3)
+    # The pass dies right after its status + outbox transaction: the claim (first UpdateItem) never lands.
+    with failing(services.client, "UpdateItem"):
+        status, body = http.operator("POST", "/api/fleet/reconcile", {})
+    assert status == 503 and body["error"]["code"] == "UNAVAILABLE"
+    assert "drift" in http.rpc("fleet.status", {}, http.token)[1] and bus.entries == []
+    assert _reconcile(http) == {"checked": 1, "drifted": 1, "converged": 0, "published": 1}
+    assert _reconcile(http)["published"] == 0
+    assert [e["type"] for e in _events(http)] == ["fleet.drifted"] and len(bus.entries) == 1
+
+
+def test_a_write_in_between_that_leaves_the_plan_as_it_was_does_not_fail_the_apply(http):
+    assert _apply(http, document())[0] == 200
+    changed = document(capacity=32)
+    plan_hash = _plan(http, changed)["planHash"]
+    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+    sneaked = []
+
+    def sneak(request, **_):
+        if not sneaked:
+            sneaked.append(1)  # a flavor the document does not list (no prune): the plan stays the same
+            status, body = http.rpc("flavors.create", {"name": "extra", "pool": pool_id,
+                                                       "resources": {"VCPU": 1}}, http.token)
+            assert status == 200, body
+
+    from chalicelib.runtime import services as current
+
+    client = current().client
+    client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
+    try:
+        status, body = _apply(http, changed, plan_hash=plan_hash)
+    finally:
+        client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", sneak)
+    assert status == 200 and body["plan"]["planHash"] == plan_hash, body
+    assert http.rpc("pools.list", {}, http.token)[1]["items"][0]["capacity"]["VCPU"] == 32
+    assert {f["name"] for f in http.rpc("flavors.list", {}, http.token)[1]["items"]} == {"small-0", "extra"}
+
+
+def test_a_custom_class_in_a_pools_capacity_is_held_in_placement(http, services):
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    doc = document()
+    doc["pools"][0]["capacity"]["CUSTOM_GPU"] = 8
+    status, body = http.rpc("fleet.plan", {"document": doc}, http.token)
+    assert status == 400 and body["error"]["details"]["field"] == "/document/pools/0/capacity/CUSTOM_GPU"
+    assert placement.put("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 201
+    assert _apply(http, doc)[0] == 200
+    assert placement.delete("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 409
+    doc["pools"][0]["capacity"].pop("CUSTOM_GPU")
+    assert _apply(http, doc)[0] == 200
+    assert placement.delete("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 204

@@ -273,3 +273,15 @@ def test_a_state_change_that_changes_the_calls_changes_the_hash(first, second):
     after = rules.plan(state, document, False)
     if (after.calls, after.blocked) != (before.calls, before.blocked):
         assert after.plan_hash != before.plan_hash
+
+
+def test_resource_maps_are_bounded_and_strict():
+    from chalicelib.compute.validation import parse
+    from chalicelib.fleet.models import MAX_CLASSES, PlanInput
+
+    too_many = {f"CUSTOM_C{i}": 1 for i in range(MAX_CLASSES + 1)}
+    for bad, field in ((too_many, "/document/pools/0/capacity"), ({"VCPU": "64"}, "/document/pools/0/capacity/VCPU"),
+                       ({"VCPU": 0}, "/document/pools/0/capacity/VCPU")):
+        with pytest.raises(InvalidArgument) as caught:
+            parse(PlanInput, {"document": {"pools": [pool(capacity=bad)]}})
+        assert caught.value.details["field"] == field
