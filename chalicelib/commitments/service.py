@@ -100,8 +100,9 @@ def run_pass(
         if outcome == "ok":
             outcome, error = "skipped", "another pass holds the lease"
     else:
+        tally = _Tally()
         try:
-            counts = _sync(store, placement, fetch, pools, tenant, clock)
+            counts = _sync(store, placement, fetch, pools, tenant, clock, tally)
         except UpstreamFailure as failure:  # carries service, what and status: never a secret
             outcome, error = "failed", f"upstream: {failure}"
         except ConfigError as failure:  # names keys, never values
@@ -112,6 +113,7 @@ def run_pass(
             logger.exception("commitments sync: unexpected failure", extra={"runId": run_id})
             outcome, error = "failed", "internal error"
         finally:
+            counts["writes"] = tally.writes  # a pass that failed while writing says how much it wrote
             try:
                 store.release_lease(run_id)
             except Unavailable:
@@ -127,7 +129,7 @@ def run_pass(
 
 
 def _sync(store: CommitmentStore, placement: PlacementService, fetch: Fetch, pools: PoolSource,
-          tenant: str | None, clock: Callable[[], float]) -> dict[str, Any]:
+          tenant: str | None, clock: Callable[[], float], tally: _Tally) -> dict[str, Any]:
     if not tenant:
         raise ConfigError("RP_COMMITMENTS_TENANT is required")
     snapshot = fetch()  # everything upstream first; an UpstreamFailure leaves the store untouched
@@ -139,7 +141,7 @@ def _sync(store: CommitmentStore, placement: PlacementService, fetch: Fetch, poo
                                    if rules.canonical_uuid(c.uuid)})
     consumers = read_consumers(placement, uuids)
     plan = rules.plan_pass(snapshot, records, consumers, pool_list, now)
-    tally = _Tally(skipped=Counter(plan.skipped))
+    tally.skipped.update(plan.skipped)
     after = dict(records)
     for uuid, decision in plan.writes(records):
         if _apply(store, placement, stored.get(uuid), decision, tally, now) and decision.record is not None:

@@ -364,7 +364,8 @@ def test_a_crash_between_the_placement_write_and_the_record_converges(services) 
         # The lease is the pass's first PutItem; the reservation write (the next) and all after it fail on the wire.
         with failing(services.client, "PutItem", skip=1):
             crashed = w.run()
-        assert crashed["outcome"] == "failed" and crashed["error"] == "store unavailable"
+        assert (crashed["outcome"], crashed["error"]) == ("failed", "store unavailable")
+        assert crashed["counts"]["writes"] == 1  # the Placement transaction, made before the failure
         consumer = w.consumer(uuid(1))
         assert consumer.allocations == {pool: {"VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 40}}
         assert w.reservations() == {}
