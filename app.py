@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 
 from chalicelib.api import contract_blueprint
+from chalicelib.commitments.service import COMMITMENTS_SCHEDULE
+from chalicelib.commitments.service import sync as sync_commitments
 from chalicelib.compute.api import compute_blueprint
 from chalicelib.fleet.reconciler import DRIFT_SCHEDULE, eventbridge_publisher, reconcile
 from chalicelib.http.app import ThreadSafeChalice
@@ -33,6 +35,14 @@ app.register_blueprint(placement_blueprint)
 def fleet_drift(event):
     # The fleet drift reconciler: one pass over every tenant with an applied document.
     return reconcile(services(), eventbridge_publisher())
+
+
+# --- commitment sync (issue 10) ---
+@app.schedule(COMMITMENTS_SCHEDULE, name="commitments_sync")
+def commitments_sync(event):
+    # One pass (the stage's rate comes from infra/); the lease makes an overlapping run `skipped`.
+    return sync_commitments(services())
+# --- end commitment sync ---
 
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)

@@ -1,5 +1,5 @@
 """Operator CLI: `python -m chalicelib.cli keys issue|list|revoke`, `principals issue|revoke|list`,
-`sites register|list`, `table create`.
+`sites register|list`, `table create`, `commitments sync|runs|reservations`.
 
 Works against whatever store the environment points at (AWS by default;
 AWS_ENDPOINT_URL_DYNAMODB for an emulator; RP_TABLE_NAME for the table).
@@ -12,9 +12,13 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.auth.principals import KEY_TARGETS, principal_for
+from chalicelib.commitments.service import STATUSES as COMMITMENT_STATUSES
+from chalicelib.commitments.service import sync as commitments_sync
+from chalicelib.commitments.store import CommitmentStore
 from chalicelib.compute.errors import ComputeError
 from chalicelib.compute.errors import Unavailable as ComputeUnavailable
 from chalicelib.config import endpoint_from_env
@@ -61,12 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     s_register.add_argument("kind", choices=["kubernetes", "slurm", "openstack"])
     s_list = sites.add_parser("list", help="a tenant's Sites")
     s_list.add_argument("tenant")
+    _commitments_parser(groups)
     args = parser.parse_args(argv)
 
     if endpoint_from_env():
         use_local_credentials()  # an emulator (e.g. `make run`'s store) accepts any credentials
     services = build_services()
     try:
+        if args.group == "commitments":
+            return _commitments(services, args)
         if args.group in ("principals", "sites"):
             return _tenants(services, args)
         if args.group == "table":
@@ -117,6 +124,43 @@ def _tenants(services: Services, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2 if exc.status == 400 else 1
     return 0
+
+
+# --- commitment sync (issue 10) -------------------------------------------------------------------
+
+
+def _commitments_parser(groups: Any) -> None:
+    commitments = groups.add_parser("commitments", help="the commitment sync").add_subparsers(
+        dest="command", required=True)
+    commitments.add_parser("sync", help="run one pass now and print its run record (exit 1 unless ok)")
+    c_runs = commitments.add_parser("runs", help="recent runs, newest first")
+    c_runs.add_argument("--limit", type=int, default=20)
+    c_res = commitments.add_parser("reservations", help="reservations, one JSON object per line")
+    c_res.add_argument("--project-id")
+    c_res.add_argument("--status", choices=list(COMMITMENT_STATUSES))
+
+
+def _commitments(services: Services, args: argparse.Namespace) -> int:
+    """The same service code as the operator routes under /api/commitments."""
+    store = CommitmentStore(services.client, services.table)
+    if args.command == "sync":
+        run = commitments_sync(services)
+        print(json.dumps(run))
+        return 0 if run["outcome"] == "ok" else 1
+    if args.command == "runs":
+        for run in store.runs(max(1, min(args.limit, 100))):
+            print(json.dumps(run))
+        return 0
+    token = None
+    while True:
+        records, token = store.reservation_page(args.project_id, args.status, token)
+        for record in records:
+            print(json.dumps(record.to_dict()))
+        if token is None:
+            return 0
+
+
+# --- end commitment sync ---------------------------------------------------------------------------
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Operator routes (the service key), answered in the compute API's error envelope.
 
 Tenants: principals (tokens with grants) and registered Sites.
+Commitment sync: a pass on demand, its runs and reservations (chalicelib/commitments/api.py).
 """
 
 from __future__ import annotations
 
 from chalicelib.auth.principals import SERVICE_GRANT
+from chalicelib.commitments import api as commitments
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.compute.validation import decode_object, parse
 from chalicelib.fleet import reconciler
@@ -61,6 +63,12 @@ ROUTES = [
     Route("tenants.sites.list", "GET", f"{TENANT}/sites", SERVICE_GRANT, _sites),
     Route("fleet.reconcile", "POST", "/api/fleet/reconcile", SERVICE_GRANT, _reconcile),
     Route("fleet.events", "GET", "/api/fleet/events", SERVICE_GRANT, _fleet_events),
+    # --- commitment sync (issue 10) ---
+    Route("commitments.sync", "POST", "/api/commitments/sync", SERVICE_GRANT, commitments.sync_now),
+    Route("commitments.runs", "GET", "/api/commitments/runs", SERVICE_GRANT, commitments.runs),
+    Route("commitments.reservations", "GET", "/api/commitments/reservations", SERVICE_GRANT,
+          commitments.reservations),
+    # --- end commitment sync ---
 ]
 
 operator_blueprint = build_blueprint(OPERATOR, ROUTES)

@@ -72,6 +72,8 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
     queue_name = stage.queue_name(functions.names)
     bus_arn = {"Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/"
                + stage.fleet_event_bus(functions.names)}
+    secret_name = stage.commitments_secret(functions.names)
+    secret_arn = d.secret_arn(secret_name, template=True) if secret_name else None
     consumers = functions.sqs_consumers or []
     consumer_timeout = max((stage.lambda_timeout(f) for f in consumers), default=30)
     settings = stage.settings
@@ -127,7 +129,8 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
                            "RetentionInDays": settings.log_retention_days},
         }
         policy = d.function_policy(d.FUNCTION_ACCESS[function], table_arn=get_att(TABLE), queue_arn=get_att(QUEUE),
-                                   log_group_arn=get_att(log_id), event_bus_arn=bus_arn)
+                                   log_group_arn=get_att(log_id), event_bus_arn=bus_arn,
+                                   commitments_secret_arn=secret_arn)
         role_id = d.role_logical_id(function)
         resources[role_id] = {"Properties": {"Policies": [{"PolicyName": f"{role_id}Policy",
                                                            "PolicyDocument": policy}]}}
@@ -139,7 +142,7 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
         if function in functions.scheduled:
             # The stage's schedule (Chalice writes the one app.py names; the merge replaces it).
             properties["Events"] = {d.schedule_event_logical_id(function): {"Properties": {
-                "Schedule": settings.drift_schedule}}}
+                "Schedule": d.schedule_for(settings, function)}}}
         resources[fn_id] = {"Properties": properties}
 
     if d.API_HANDLER in functions.names:
@@ -174,6 +177,7 @@ def policy_documents(stage: d.Stage) -> dict[Path, dict[str, Any]]:
     table_name = stage.table_name(functions.names)
     queue_name = stage.queue_name(functions.names)
     bus_name = stage.fleet_event_bus(functions.names)
+    secret_name = stage.commitments_secret(functions.names)
     documents: dict[Path, dict[str, Any]] = {}
     for function in functions.names:
         path = stage.policy_file(function)
@@ -183,6 +187,7 @@ def policy_documents(stage: d.Stage) -> dict[Path, dict[str, Any]]:
             queue_arn=f"arn:aws:sqs:*:*:{queue_name}",
             log_group_arn=f"arn:aws:logs:*:*:log-group:/aws/lambda/{stage.function_name(function)}:*",
             event_bus_arn=f"arn:aws:events:*:*:event-bus/{bus_name}",
+            commitments_secret_arn=d.secret_arn(secret_name, template=False) if secret_name else None,
         )
         if path in documents and documents[path] != document:
             raise SystemExit(f"{path.name} is shared by functions with different access: "
@@ -256,8 +261,8 @@ def verify(stage: d.Stage, template: dict[str, Any]) -> None:
         if function in functions.scheduled:
             event = props.get("Events", {}).get(d.schedule_event_logical_id(function), {})
             _check(event.get("Type") == "Schedule"
-                   and event["Properties"].get("Schedule") == stage.settings.drift_schedule,
-                   f"{function}: not scheduled at the stage's drift_schedule")
+                   and event["Properties"].get("Schedule") == d.schedule_for(stage.settings, function),
+                   f"{function}: not scheduled at the stage's schedule")
     table = resources[TABLE]["Properties"]
     _check(table["KeySchema"] == schema.KEY_SCHEMA
            and table["GlobalSecondaryIndexes"] == schema.GLOBAL_SECONDARY_INDEXES,

@@ -41,12 +41,35 @@ class StageSettings:
     log_retention_days: int
     protect_data: bool  # table: deletion protection + Retain; queues: Retain
     drift_schedule: str = "rate(15 minutes)"  # the fleet drift reconciler's EventBridge schedule
+    # --- commitment sync (issue 10) ---
+    commitments_schedule: str = "rate(1 hour)"  # the commitments_sync function's EventBridge schedule
+    # --- end commitment sync ---
 
 
 STAGE_SETTINGS = {
     "dev": StageSettings(log_retention_days=14, protect_data=False),
-    "prod": StageSettings(log_retention_days=90, protect_data=True, drift_schedule="rate(15 minutes)"),
+    "prod": StageSettings(log_retention_days=90, protect_data=True, drift_schedule="rate(15 minutes)",
+                          commitments_schedule="rate(1 hour)"),
 }
+
+
+# --- commitment sync (issue 10) ---
+COMMITMENTS_FUNCTION = "commitments_sync"
+COMMITMENTS_SECRET_VARIABLE = "RP_COMMITMENTS_SECRET_ID"  # noqa: S105 - a variable name; its value names the secret
+
+
+def schedule_for(settings: StageSettings, function: str) -> str:
+    """The stage's schedule of a scheduled function (the fleet reconciler's unless it is the commitment sync)."""
+    return settings.commitments_schedule if function == COMMITMENTS_FUNCTION else settings.drift_schedule
+
+
+def secret_arn(name: str, template: bool) -> Arn:
+    """Secrets Manager ARNs end in "-" and six random characters: the policy names exactly that one secret."""
+    if template:
+        return {"Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
+                + name + "-??????"}
+    return f"arn:aws:secretsmanager:*:*:secret:{name}-??????"
+# --- end commitment sync ---
 
 
 # ---------------------------------------------------------------------------
@@ -69,6 +92,12 @@ STAGE_SETTINGS = {
 #                BatchGetItem (pools' providers, document chunks), UpdateItem (outbox claim), transaction
 #                Put (status, outbox, event record) and Delete (outbox); events:PutEvents on the fleet bus.
 #                api_handler publishes too: POST /api/fleet/reconcile runs the same pass.
+#   commitments_sync  the commitment sync pass (chalicelib/commitments/service.py): Query (reservations'
+#                partition, a tenant's fleet objects and Sites, custom classes), BatchGetItem (Placement
+#                consumers and pools' providers), PutItem (reservation, run record, lease), DeleteItem (the
+#                lease), transaction Put/Update/Delete (Placement allocation writes);
+#                secretsmanager:GetSecretValue on the OpenStack secret (RP_COMMITMENTS_SECRET_ID) only.
+#                api_handler reads that secret too: POST /api/commitments/sync runs the same pass.
 # TransactWriteItems has no IAM action of its own: each item needs its own action.
 # DescribeTable/CreateTable/UpdateTimeToLive (schema.ensure_table) and the key
 # repository's Query/UpdateItem on KEYS (issue, list, revoke) run only in
@@ -81,6 +110,7 @@ class FunctionAccess:
     index_actions: tuple[str, ...] = ()
     consumes_events_queue: bool = False
     publishes_fleet_events: bool = False  # events:PutEvents on the fleet bus (RP_FLEET_EVENT_BUS) only
+    reads_commitments_secret: bool = False  # secretsmanager:GetSecretValue on RP_COMMITMENTS_SECRET_ID only
 
 
 FUNCTION_ACCESS = {
@@ -89,6 +119,7 @@ FUNCTION_ACCESS = {
                        "UpdateItem"),
         index_actions=("Query",),
         publishes_fleet_events=True,
+        reads_commitments_secret=True,
     ),
     "view_events": FunctionAccess(
         table_actions=("GetItem", "PutItem", "UpdateItem"),
@@ -99,6 +130,12 @@ FUNCTION_ACCESS = {
         index_actions=("Query",),
         publishes_fleet_events=True,
     ),
+    # --- commitment sync (issue 10) ---
+    "commitments_sync": FunctionAccess(
+        table_actions=("BatchGetItem", "DeleteItem", "PutItem", "Query", "UpdateItem"),
+        reads_commitments_secret=True,
+    ),
+    # --- end commitment sync ---
 }
 
 # What Lambda's SQS event source mapping needs on the queue it polls.
@@ -159,6 +196,11 @@ class Stage:
 
     def fleet_event_bus(self, functions: list[str]) -> str:
         return self._variable("RP_FLEET_EVENT_BUS", functions)
+
+    def commitments_secret(self, functions: list[str]) -> str | None:
+        """The OpenStack secret's name, set alike for every function that may read it (None: no such function)."""
+        readers = [f for f in functions if FUNCTION_ACCESS[f].reads_commitments_secret]
+        return self._variable(COMMITMENTS_SECRET_VARIABLE, readers) if readers else None
 
     def function_name(self, function: str) -> str:
         """The deployed Lambda name: Chalice's own convention (`chalice deploy` names them alike)."""
@@ -357,7 +399,7 @@ def schedule_event_logical_id(function: str) -> str:
 
 
 def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, log_group_arn: Arn,
-                    event_bus_arn: Arn = None) -> dict[str, Any]:
+                    event_bus_arn: Arn = None, commitments_secret_arn: Arn = None) -> dict[str, Any]:
     statements: list[dict[str, Any]] = [{
         "Sid": "Logs",
         "Effect": "Allow",
@@ -393,6 +435,15 @@ def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, l
             "Effect": "Allow",
             "Action": ["events:PutEvents"],
             "Resource": event_bus_arn,
+        })
+    if access.reads_commitments_secret:
+        if commitments_secret_arn is None:
+            raise SystemExit("a function reading the commitments secret needs its ARN")
+        statements.append({
+            "Sid": "CommitmentsSecret",
+            "Effect": "Allow",
+            "Action": ["secretsmanager:GetSecretValue"],
+            "Resource": commitments_secret_arn,
         })
     return {"Version": "2012-10-17", "Statement": statements}
 

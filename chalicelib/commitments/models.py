@@ -91,6 +91,12 @@ class Pool:
     availability_zone: str
     active: bool
     free: Mapping[str, int]  # per resource class: capacity not allocated to anyone (absent = no inventory)
+    id: str | None = None  # the pool's id = its Placement provider's uuid; None in name-only tables
+
+    @property
+    def key(self) -> str:
+        """What allocations and records name the pool by: its id (the provider uuid), else its name."""
+        return self.id or self.name
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ class Consumer:
     project_id: str
     user_id: str
     generation: int
-    allocations: Mapping[str, Mapping[str, int]]  # pool name -> resource class -> amount
+    allocations: Mapping[str, Mapping[str, int]]  # pool key (provider uuid) -> resource class -> amount
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,7 @@ class Reservation:
     resources: tuple[tuple[str, int], ...]  # per instance, sorted by class, zero amounts left out
     status: str  # held | unplaced | pending | planned | released | conflict
     reason: str
-    pool: str | None  # the pool an allocation of ours is on; None when nothing is held
+    pool: str | None  # the pool (its key: the provider uuid) an allocation of ours is on; None when nothing is held
     expires_at: int | None
     limes_status: str  # the status this pass derived (confirmed, planned, ..., expired)
     missing_passes: int = 0  # consecutive successful passes without this commitment (two-pass release)
@@ -134,3 +140,18 @@ class Reservation:
             "status": self.status, "reason": self.reason, "pool": self.pool, "expiresAt": self.expires_at,
             "limesStatus": self.limes_status, "missingPasses": self.missing_passes, "creator": self.creator,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reservation:
+        """The inverse of to_dict (the store keeps that dictionary)."""
+        return cls(
+            commitment_uuid=data["commitmentUuid"], commitment_id=int(data["commitmentId"]),
+            project_id=data["projectId"], domain_id=data["domainId"], availability_zone=data["availabilityZone"],
+            flavor=data["flavor"], amount=int(data["amount"]), matched=int(data["matched"]),
+            remaining=int(data["remaining"]),
+            resources=tuple(sorted((cls_, int(n)) for cls_, n in (data.get("resources") or {}).items())),
+            status=data["status"], reason=data["reason"], pool=data.get("pool"),
+            expires_at=int(data["expiresAt"]) if data.get("expiresAt") is not None else None,
+            limes_status=data["limesStatus"], missing_passes=int(data.get("missingPasses", 0)),
+            creator=data.get("creator", CREATOR),
+        )

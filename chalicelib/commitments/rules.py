@@ -8,6 +8,7 @@ world writes nothing" test. docs/commitments.md explains each rule and where it 
 
 from __future__ import annotations
 
+import uuid as uuidlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,7 @@ NOT_INSTANCES = "not_instances"
 UNKNOWN_FLAVOR = "unknown_flavor"
 UNKNOWN_STATUS = "unknown_status"
 MALFORMED = "malformed"
+INVALID_UUID = "invalid_uuid"  # not a canonical UUID: it cannot name a Placement consumer
 
 # Reservation reasons.
 HELD = "capacity_held"
@@ -91,6 +93,14 @@ class Skipped:
     reason: str
 
 
+def canonical_uuid(value: str) -> bool:
+    """A lower-case, hyphenated UUID: the form Placement names consumers by."""
+    try:
+        return str(uuidlib.UUID(value)) == value
+    except ValueError:
+        return False
+
+
 def select(commitment: Commitment, project: Project, flavors: Mapping[str, Flavor], now: float) -> Selected | Skipped:
     if commitment.service_type != "compute":
         return Skipped(commitment, NOT_COMPUTE)
@@ -99,6 +109,8 @@ def select(commitment: Commitment, project: Project, flavors: Mapping[str, Flavo
     flavor = flavors.get(commitment.resource_name[len(INSTANCES_PREFIX):])
     if flavor is None:
         return Skipped(commitment, UNKNOWN_FLAVOR)
+    if not canonical_uuid(commitment.uuid):
+        return Skipped(commitment, INVALID_UUID)
     status = derive_status(commitment, now)
     if status not in KNOWN_STATUSES:
         return Skipped(commitment, UNKNOWN_STATUS)
@@ -158,15 +170,18 @@ def choose_pool(
     az: str, need: Mapping[str, int], pools: Sequence[Pool], current: str | None = None,
     own_on_current: Mapping[str, int] | None = None,
 ) -> tuple[str | None, str]:
-    """Stay on the current pool while it fits (counting what we hold there), else the first by name that fits."""
+    """Stay on the current pool while it fits (counting what we hold there), else the first by name that fits.
+
+    Pools are named in the answer, allocations and records by `Pool.key` (the provider uuid).
+    """
     own = own_on_current or {}
     if current is not None:
         for pool in pools:
-            if pool.name == current and _fits(pool, az, need, own):
+            if pool.key == current and _fits(pool, az, need, own):
                 return current, HELD
-    for pool in sorted(pools, key=lambda p: p.name):
-        if pool.name != current and _fits(pool, az, need, {}):
-            return pool.name, HELD
+    for pool in sorted(pools, key=lambda p: (p.name, p.key)):
+        if pool.key != current and _fits(pool, az, need, {}):
+            return pool.key, HELD
     candidates = [p for p in pools if p.active and p.availability_zone == az and all(c in p.free for c in need)]
     return None, NO_ROOM if candidates else NO_POOL
 
@@ -320,7 +335,7 @@ def plan_pass(
     """Decide every commitment of a successful fetch, releases first so their room is free for holds."""
     plan = PassPlan()
     plan.skipped[MALFORMED] += snapshot.malformed
-    free = {p.name: Counter(p.free) for p in pools}
+    free = {p.key: Counter(p.free) for p in pools}
     listed_projects = {p.id: p for p in snapshot.projects}
     listed: set[str] = set()
     selected: list[Selected] = []
@@ -345,7 +360,7 @@ def plan_pass(
     matched = match_servers(selected, snapshot.servers)
     for item in sorted(selected, key=lambda s: (s.commitment.id, s.commitment.uuid)):
         uuid = item.commitment.uuid
-        view = [replace(p, free=dict(free[p.name])) for p in pools]
+        view = [replace(p, free=dict(free[p.key])) for p in pools]
         decision = decide_present(item, matched[uuid], stored.get(uuid), consumers.get(uuid), view)
         _apply_to_free(free, consumers.get(uuid), decision)
         plan.decisions[uuid] = decision

@@ -106,6 +106,13 @@ class OpenStackConfig:
         return cls.from_mapping(values, **overrides)
 
 
+def secrets_manager_client() -> Any:
+    """The Secrets Manager client of the process's region and credentials (Lambda's role in AWS)."""
+    import boto3  # here, not in the service: the AWS SDK stays in adapters (pyproject's import contracts)
+
+    return boto3.client("secretsmanager")
+
+
 def config_from_secret(secrets_client: Any, secret_arn: str, **overrides: Any) -> OpenStackConfig:
     """Read the OpenStack settings from a Secrets Manager secret (a JSON object keyed as from_mapping says)."""
     try:
@@ -320,4 +327,5 @@ def _validate(model: Any, item: Any, service: str) -> Any:
         raise UpstreamFailure(service, f"malformed {model.__name__.lower()}") from None
 
 
-__all__ = ["ConfigError", "OpenStackClient", "OpenStackConfig", "UpstreamFailure", "config_from_secret"]
+__all__ = ["ConfigError", "OpenStackClient", "OpenStackConfig", "UpstreamFailure", "config_from_secret",
+           "secrets_manager_client"]

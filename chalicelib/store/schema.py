@@ -24,11 +24,16 @@ Single-table layout (pk, sk are strings):
 | Placement usage (project)   | PLUSAGE#<projectId>             | -         |
 | Placement usage (user)      | PLUSAGE#<projectId>             | USER#<userId> |
 | Placement custom class      | PLRC                            | <name>    |
+| commitment reservation      | CMTRES                          | <commitment uuid> |
+| commitment sync run         | CMTRUN                          | <start ms>#<runId> |
+| commitment sync lease       | CMTLEASE                        | -         |
 
 GSI1 is sparse: allocations carry gsi1pk = ALLOCP#<site>#<projectId> while
 they are not retired, so "does this Project have an allocation at this Site"
 is one small query. Placement providers carry gsi1pk = PLRP, gsi1sk = <uuid>, so
 listing them is a Query on the index plus BatchGets (chalicelib/placement/store.py).
+Commitment reservations carry gsi1pk = CMTRESP#<projectId>, gsi1sk = <status>#<uuid>, so a
+project's reservations (of one status) are one Query (chalicelib/commitments/store.py).
 """
 
 from __future__ import annotations

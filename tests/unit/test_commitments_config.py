@@ -75,3 +75,54 @@ def test_an_unusable_secret_is_refused_without_echoing_it(body) -> None:
     assert SECRET not in str(error.value)
     assert error.value.__cause__ is None
     assert error.value.__context__ is None or error.value.__suppress_context__  # no JSON error holding it
+
+
+# --- the pass's own settings (chalicelib/commitments/service.py) -------------------------------------
+
+
+def test_the_pass_reads_the_environment_first() -> None:
+    from chalicelib.commitments.service import SyncSettings, openstack_config
+
+    env = {"RP_OPENSTACK_AUTH_URL": "https://keystone.example/v3", "RP_OPENSTACK_USERNAME": "syncer",
+           "RP_OPENSTACK_PASSWORD": SECRET, "RP_OPENSTACK_PROJECT_NAME": "cloud_admin"}
+    config = openstack_config(SyncSettings(tenant="t", secret_id="ignored-when-the-environment-has-it"), env)
+    assert config.password == SECRET
+
+
+@mock_aws
+def test_the_pass_reads_the_configured_secret_by_name() -> None:
+    from chalicelib.commitments.service import SyncSettings, openstack_config
+
+    client = boto3.client("secretsmanager", region_name="us-east-1")
+    client.create_secret(Name="rp-dev/openstack", SecretString=json.dumps({
+        "auth_url": "https://keystone.example/v3", "application_credential_id": "ac",
+        "application_credential_secret": SECRET}))
+    settings = SyncSettings.from_env({"RP_COMMITMENTS_SECRET_ID": "rp-dev/openstack", "RP_COMMITMENTS_TENANT": "t"})
+    config = openstack_config(settings, {"RP_COMMITMENTS_CONCURRENCY": "3"}, client)
+    assert (config.application_credential_id, config.concurrency) == ("ac", 3)
+
+
+@mock_aws
+def test_a_secret_that_cannot_be_read_names_nothing() -> None:
+    from chalicelib.commitments.service import SyncSettings, openstack_config
+
+    client = boto3.client("secretsmanager", region_name="us-east-1")
+    with pytest.raises(ConfigError) as refused:
+        openstack_config(SyncSettings(tenant="t", secret_id="no-such-secret"), {}, client)
+    assert "no-such-secret" not in str(refused.value)
+    with pytest.raises(ConfigError, match="RP_OPENSTACK_AUTH_URL or RP_COMMITMENTS_SECRET_ID is required"):
+        openstack_config(SyncSettings(tenant="t"), {}, client)
+
+
+def test_a_run_is_logged_and_measured(monkeypatch, capsys, caplog) -> None:
+    from chalicelib.commitments.service import _empty_counts, _observe
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    counts = {**_empty_counts(), "commitments": 7, "held": 3, "writes": 4, "skipped": {"unknown_flavor": 2}}
+    _observe({"runId": "r-1", "outcome": "ok", "error": None, "counts": counts})
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    emf = next(line for line in lines if "_aws" in line)
+    log = next(vars(r) for r in caplog.records if r.getMessage() == "commitments sync")
+    assert (emf["outcome"], emf["CommitmentSyncRuns"], emf["CommitmentsHeld"], emf["CommitmentsWrites"],
+            emf["CommitmentsSkipped"]) == ("ok", [1.0], [3.0], [4.0], [2.0])
+    assert (log["runId"], log["held"], log["skipped"]) == ("r-1", 3, {"unknown_flavor": 2})

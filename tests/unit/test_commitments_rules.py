@@ -581,3 +581,35 @@ def test_the_chosen_pool_fits_and_one_is_chosen_when_any_fits(pools, vcpu, curre
         assert chosen == current
     else:
         assert chosen == fitting[0]
+
+
+# --- pools named by id, canonical UUIDs, the stored record ----------------------------------------------
+
+
+def test_pools_are_chosen_by_name_and_named_by_id() -> None:
+    pools = [Pool("b-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6}, id="00000000-0000-4000-8000-00000000000a"),
+             Pool("a-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6}, id="00000000-0000-4000-8000-00000000000b")]
+    assert rules.choose_pool("az1", {"VCPU": 1, "MEMORY_MB": 1}, pools) == (
+        "00000000-0000-4000-8000-00000000000b", rules.HELD)
+    # The current pool is recognised by its id.
+    assert rules.choose_pool("az1", {"VCPU": 1}, pools, current="00000000-0000-4000-8000-00000000000a")[0] == (
+        "00000000-0000-4000-8000-00000000000a")
+
+
+@pytest.mark.parametrize("value, canonical", [
+    ("9b1c2d3e-aaaa-4bbb-8ccc-0123456789ab", True),
+    ("9B1C2D3E-AAAA-4BBB-8CCC-0123456789AB", False),
+    ("9b1c2d3eaaaa4bbb8ccc0123456789ab", False),
+    ("12345-67890-abcdef", False),
+])
+def test_only_canonical_uuids_are_selected(value: str, canonical: bool) -> None:
+    choice = rules.select(commitment(1, uuid=value), P1, FLAVORS, NOW)
+    assert isinstance(choice, rules.Selected) is canonical
+    if not canonical:
+        assert choice == rules.Skipped(choice.commitment, rules.INVALID_UUID)
+
+
+def test_a_reservation_round_trips_through_its_dictionary() -> None:
+    decision = rules.decide_present(selected(commitment(1)), 0, None, None, [pool("a")])
+    assert decision.record is not None
+    assert Reservation.from_dict(decision.record.to_dict()) == decision.record

@@ -1,0 +1,63 @@
+"""The operator routes' handlers for the commitment sync (rows in chalicelib/operator_api.py).
+
+`POST /api/commitments/sync` runs a pass now and answers 200 with its run record, whatever
+the outcome; `GET /api/commitments/runs` lists recent runs, newest first;
+`GET /api/commitments/reservations?projectId=&status=&nextToken=` pages reservations
+(at most 100 a page). Errors are the compute envelope's; they never echo input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from chalicelib.commitments.service import STATUSES, sync
+from chalicelib.commitments.store import PAGE_LIMIT, CommitmentStore, InvalidToken
+from chalicelib.compute.errors import InvalidArgument
+from chalicelib.http.family import Reply, Request
+
+RUNS_DEFAULT, RUNS_MAX = 20, 100
+_PROJECT = re.compile(r"^[A-Za-z0-9_.:@-]{1,255}$")  # Keystone ids are hex; be generous, never echo it
+_TOKEN = re.compile(r"^[A-Za-z0-9_=-]{1,4096}$")
+
+
+def _one(request: Request, name: str) -> str | None:
+    values = request.query.get(name) or []
+    if len(values) > 1:
+        raise InvalidArgument(name, "The parameter is given more than once.")
+    return values[0] if values else None
+
+
+def sync_now(svc: Any, request: Request) -> Reply:
+    return Reply(200, sync(svc))
+
+
+def runs(svc: Any, request: Request) -> Reply:
+    raw = _one(request, "limit")
+    limit = RUNS_DEFAULT
+    if raw is not None:
+        if not raw.isdigit() or not 1 <= int(raw) <= RUNS_MAX:
+            raise InvalidArgument("limit", f"limit is an integer from 1 to {RUNS_MAX}.")
+        limit = int(raw)
+    return Reply(200, {"items": CommitmentStore(svc.client, svc.table).runs(limit)})
+
+
+def reservations(svc: Any, request: Request) -> Reply:
+    project = _one(request, "projectId")
+    status = _one(request, "status")
+    token = _one(request, "nextToken")
+    if project is not None and not _PROJECT.fullmatch(project):
+        raise InvalidArgument("projectId", "projectId is not a project id.")
+    if status is not None and status not in STATUSES:
+        raise InvalidArgument("status", f"status is one of {', '.join(STATUSES)}.")
+    if token is not None and not _TOKEN.fullmatch(token):
+        raise InvalidArgument("nextToken", "nextToken is not a token this listing gave.")
+    try:
+        records, next_token = CommitmentStore(svc.client, svc.table).reservation_page(project, status, token,
+                                                                                       PAGE_LIMIT)
+    except InvalidToken:
+        raise InvalidArgument("nextToken", "nextToken is not a token this listing gave.") from None
+    body: dict[str, Any] = {"items": [r.to_dict() for r in records]}
+    if next_token is not None:
+        body["nextToken"] = next_token
+    return Reply(200, body)
