@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
 
-.PHONY: setup lock run test test-store test-unit test-integration bench lint clean
+.PHONY: setup lock run test test-store test-unit test-integration bench bench-fleet bench-commitments lint clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ test-integration: setup test-store
 
 bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
 	$(PY) -m bench.run
+
+bench-fleet: setup test-store ## fleet: plan/apply of the largest one-transaction document, export at 10,000 objects
+	$(PY) -m bench.fleet
+
+bench-commitments: setup test-store ## two sync passes: 10,000 projects / 2,000 commitments, fake OpenStack at 20 ms per call
+	$(PY) -m bench.commitments
 
 lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cfn-lint on every stage's template
 	$(PY) -m ruff check .

@@ -56,5 +56,8 @@ def register_keys(services: Any, environ: Mapping[str, str]) -> dict[str, str]:
             raw = generated[variable] = generate_key()
         digest = hash_key(raw)
         if services.keys.find(digest) is None:
-            services.keys.add(digest, principal_for(target).name)
+            try:
+                services.keys.add(digest, principal_for(target).name)
+            except services.client.exceptions.ConditionalCheckFailedException:
+                pass  # a retried PutItem whose first attempt was written (its answer lost): registered
     return generated

@@ -17,10 +17,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
+from chalicelib.commitments.service import start_sync_timer
 from chalicelib.config import Settings, endpoint_from_env
+from chalicelib.fleet.reconciler import start_reconciler_timer
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 from devkit.embedded_store import start_embedded_store
@@ -47,12 +50,19 @@ def main() -> int:
     if not endpoint_from_env():
         embedded = start_embedded_store()
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = embedded.endpoint
+        # moto serves EventBridge on the same port: the drift reconciler publishes there.
+        os.environ.setdefault("RP_FLEET_EVENTS_ENDPOINT", embedded.endpoint)
+    timers = threading.Event()
     try:
         settings = Settings.from_env()
         services = build_services(settings)
         ensure_table(services.client, settings.table_name)
         use_services(services)
         generated = register_keys(services, os.environ)
+        # Local behaves like deployed: the drift reconciler every RP_DRIFT_INTERVAL_SECONDS (default 900) and,
+        # when RP_COMMITMENTS_INTERVAL_SECONDS is set, the commitment sync.
+        start_reconciler_timer(timers, lambda: services)
+        start_sync_timer(timers, lambda: services)
 
         server = make_server(LocalGateway(app), port, Limits.from_env())
         print(f"store: {settings.endpoint_url or 'AWS'} table {settings.table_name}"
@@ -69,6 +79,7 @@ def main() -> int:
         signal.signal(signal.SIGINT, stop)  # also when started in the background, where SIGINT is ignored
         server.run()
     finally:
+        timers.set()
         if embedded is not None:
             embedded.stop()
     return 0

@@ -35,7 +35,9 @@ def parse(model: type[M], data: Any, base: str = "") -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
-        location = [p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        # pydantic marks a bad mapping key with a trailing "[key]" and validators with "function-..." steps:
+        # neither is a member of the body.
+        location = [p for p in first["loc"] if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))]
         raise InvalidArgument(pointer(location, base)) from None
 
 

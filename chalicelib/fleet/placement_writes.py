@@ -2,7 +2,7 @@
 
 Placement's store executes its own transactions; fleet needs the same items
 inside its one apply transaction, so this builds them with Placement's own item
-builder (`PlacementStore._provider_put`, `_class_refs`: the item layout stays
+builder (`PlacementStore.provider_put`, `class_ref_updates`: the item layout stays
 Placement's) and the conditions Placement states: a new provider's uuid and
 name are free; an existing one is unchanged since it was read (its `version`).
 Each inventory write bumps the generation and the version, as Placement's own
@@ -45,7 +45,7 @@ def provider_items(table: str, read: Provider | None, uuid: str, name: str,
         created = Provider(uuid=uuid, name=name, generation=1, version=1,
                            inventories=inventories)
         items = [
-            builder._provider_put(created, "attribute_not_exists(pk)"),
+            builder.provider_put(created, "attribute_not_exists(pk)"),
             {"Put": {"TableName": table, "Item": to_item({"pk": name_key(name)["pk"]["S"], "sk": "-", "uuid": uuid}),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
         ]
@@ -57,11 +57,11 @@ def provider_items(table: str, read: Provider | None, uuid: str, name: str,
         raise InvalidState("The pool's provider holds allocations of a class its capacity no longer lists.",
                            field=f"/capacity/{in_use[0]}")
     written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1)
-    put = builder._provider_put(written, "version = :read", {":read": {"N": str(read.version)}})
+    put = builder.provider_put(written, "version = :read", {":read": {"N": str(read.version)}})
     deltas = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
     deltas.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
     return [put], deltas
 
 
 def class_ref_items(table: str, deltas: Mapping[str, int]) -> list[dict[str, Any]]:
-    return PlacementStore(None, table)._class_refs(dict(deltas))
+    return PlacementStore(None, table).class_ref_updates(dict(deltas))

@@ -21,8 +21,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import boto3  # type: ignore[import-untyped]
-from botocore.config import Config  # type: ignore[import-untyped]
+import boto3
+from botocore.config import Config
 
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import FleetDocument

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -112,10 +113,16 @@ def check_limits(items: list[dict[str, Any]]) -> None:
             f"{MAX_TRANSACTION_BYTES} bytes. Split it into smaller requests.")
 
 
+ProviderWriteHook = Callable[[str, str], list[dict[str, Any]]]  # (provider uuid, name) -> transaction items
+
+
 class PlacementStore:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, provider_write_hook: ProviderWriteHook | None = None) -> None:
         self._client = client
         self._table = table
+        # Items another capability adds to every inventory write or delete of a provider (fleet: a pool's
+        # provider moves its tenant's fleet version, so an apply planned before this write is CONFIG_DRIFT).
+        self._provider_write_hook = provider_write_hook
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -215,7 +222,7 @@ class PlacementStore:
         check_limits(items)
         transact(self._client, items)
 
-    def _provider_put(self, provider: Provider, condition: str, values: dict[str, Any] | None = None,
+    def provider_put(self, provider: Provider, condition: str, values: dict[str, Any] | None = None,
                       ) -> dict[str, Any]:
         now = _now()
         item = to_item({
@@ -234,7 +241,7 @@ class PlacementStore:
     def _unchanged(self, version: int) -> tuple[str, dict[str, Any]]:
         return "version = :read", {":read": {"N": str(version)}}
 
-    def _class_refs(self, deltas: dict[str, int]) -> list[dict[str, Any]]:
+    def class_ref_updates(self, deltas: dict[str, int]) -> list[dict[str, Any]]:
         """Reference counts of custom classes held in inventories (a class in use cannot be deleted)."""
         items = []
         for name, delta in sorted(deltas.items()):
@@ -251,7 +258,7 @@ class PlacementStore:
     def create_provider(self, provider: Provider) -> None:
         """Raises TransactionCanceled: item 0 failed = uuid taken, item 1 failed = name taken."""
         self._transact([
-            self._provider_put(provider, "attribute_not_exists(pk)"),
+            self.provider_put(provider, "attribute_not_exists(pk)"),
             {"Put": {"TableName": self._table,
                      "Item": to_item({"pk": f"PLRPNAME#{provider.name}", "sk": "-", "uuid": provider.uuid}),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
@@ -260,7 +267,7 @@ class PlacementStore:
     def rename_provider(self, read: Provider, name: str) -> None:
         condition, values = self._unchanged(read.version)
         updated = Provider(**{**read.__dict__, "name": name, "version": read.version + 1})
-        items = [self._provider_put(updated, condition, values)]
+        items = [self.provider_put(updated, condition, values)]
         if name != read.name:
             items += [
                 {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
@@ -276,7 +283,8 @@ class PlacementStore:
             {"Delete": {"TableName": self._table, "Key": provider_key(read.uuid),
                         "ConditionExpression": condition, "ExpressionAttributeValues": values}},
             {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
-            *self._class_refs({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_")}),
+            *self.class_ref_updates({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_")}),
+            *self._hooked(read),
         ])
 
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
@@ -286,8 +294,12 @@ class PlacementStore:
                               "version": read.version + 1, "inventory_version": read.inventory_version + 1})
         refs = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
         refs.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
-        self._transact([self._provider_put(written, condition, values), *self._class_refs(refs)])
+        self._transact([self.provider_put(written, condition, values), *self.class_ref_updates(refs),
+                        *self._hooked(read)])
         return written
+
+    def _hooked(self, read: Provider) -> list[dict[str, Any]]:
+        return self._provider_write_hook(read.uuid, read.name) if self._provider_write_hook else []
 
     def write_allocations(self, decision: AllocationDecision, consumers: dict[str, Consumer | None]) -> None:
         """The whole allocation decision as one transaction (no write when nothing changes)."""

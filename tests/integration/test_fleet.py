@@ -607,3 +607,34 @@ def test_a_custom_class_in_a_pools_capacity_is_held_in_placement(http, services)
     doc["pools"][0]["capacity"].pop("CUSTOM_GPU")
     assert _apply(http, doc)[0] == 200
     assert placement.delete("/placement/resource_classes/CUSTOM_GPU", version="1.7").status == 204
+
+
+def _fleet_version(services, tenant="acme"):
+    from chalicelib.fleet.keys import VERSION_SK, fleet_pk
+    from chalicelib.store.keys import key
+    from chalicelib.store.ops import get_item
+
+    item = get_item(services.client, services.table, key(fleet_pk(tenant), VERSION_SK))
+    return int(item["version"]) if item else 0
+
+
+def test_a_placement_inventory_write_on_a_pools_provider_moves_the_fleet_version(http, services):
+    status, body = _apply(http, document())
+    assert status == 200, body
+    pool_id = next(c["id"] for c in body["plan"]["changes"] if c["kind"] == "pools")
+    before = _fleet_version(services)
+    _change_inventory_through_placement(services, pool_id, 99)
+    assert _fleet_version(services) == before + 1  # in the same transaction as the inventory write
+    # A provider that is no pool's (no tenant prefix) moves nothing.
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    placement = PlacementClient(services, raw)
+    created = placement.post("/placement/resource_providers", {"name": "plain"}, version="1.28")
+    assert created.status == 200
+    assert placement.put(f"/placement/resource_providers/{created.body['uuid']}/inventories",
+                         {"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 4}}},
+                         version="1.28").status == 200
+    assert _fleet_version(services) == before + 1
