@@ -8,6 +8,7 @@ unset or empty gets a generated key, printed once.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 from collections.abc import Mapping
 from typing import Any
@@ -56,8 +57,7 @@ def register_keys(services: Any, environ: Mapping[str, str]) -> dict[str, str]:
             raw = generated[variable] = generate_key()
         digest = hash_key(raw)
         if services.keys.find(digest) is None:
-            try:
+            # A retried PutItem whose first attempt was written (its answer lost) finds its own item: registered.
+            with contextlib.suppress(services.client.exceptions.ConditionalCheckFailedException):
                 services.keys.add(digest, principal_for(target).name)
-            except services.client.exceptions.ConditionalCheckFailedException:
-                pass  # a retried PutItem whose first attempt was written (its answer lost): registered
     return generated
