@@ -11,6 +11,7 @@ its first test runs and stop after the file's tests, as gabbi's own suite runner
 
 from __future__ import annotations
 
+import re
 import traceback
 import unittest
 from dataclasses import dataclass
@@ -146,10 +147,12 @@ class Session:
             self.current = None
 
 
-def _first_line(detail: str) -> str:
-    """The assertion's own message: the last non-empty line of a traceback."""
+def _summary(detail: str) -> str:
+    """The assertion's message (the exception line of the traceback and what follows), on one line."""
     lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    starts = [i for i, line in enumerate(lines) if re.match(r"^[\w.]+(Error|Exception|Failure)\b", line)]
+    text = " ".join(lines[starts[-1]:] if starts else lines[-1:])
+    return text[:400]
 
 
 def markdown_report(outcomes: dict[GabbitId, Outcome]) -> str:
@@ -164,6 +167,6 @@ def markdown_report(outcomes: dict[GabbitId, Outcome]) -> str:
         if not ran:
             continue
         lines.append(f"## {file}: {len(ran) - len(failed)}/{len(ran)} not failing")
-        lines.extend(f"- `{gabbit.name}`: {_first_line(o.detail)}" for gabbit, o in failed)
+        lines.extend(f"- `{gabbit.name}`: {_summary(o.detail)}" for gabbit, o in failed)
         lines.append("")
     return "\n".join(lines)
