@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
 
-.PHONY: setup run test test-store test-unit test-integration bench lint clean
+.PHONY: setup run test test-store test-unit test-integration bench lint clean gabbits bench-placement
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ test-integration: setup test-store
 
 bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
 	$(PY) -m bench.run
+
+gabbits: setup test-store ## Placement 16.0.0's own gabbits (wheel fetched at test time) against `make run`'s server
+	$(PY) -m pytest tests/placement_conformance/test_gabbits.py
+
+bench-placement: setup test-store ## allocations/s, p50/p99: the real Placement (own venv, sqlite) vs ours on DynamoDB Local
+	$(PY) -m bench.placement
 
 lint: setup ## ruff on the code, then cfn-lint on every stage's packaged template (packaging needs no AWS account)
 	$(PY) -m ruff check .

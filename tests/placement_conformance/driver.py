@@ -107,7 +107,7 @@ class FileRun:
 
 @dataclass
 class Outcome:
-    status: str          # "passed" | "failed" | "skipped"
+    status: str          # "passed" | "failed" | "skipped" | "xfailed" (upstream.EXPECTED_TO_FAIL)
     detail: str = ""
 
 
@@ -147,7 +147,7 @@ class Session:
             self.current = None
 
 
-def _summary(detail: str) -> str:
+def summary(detail: str) -> str:
     """The assertion's message (the exception line of the traceback and what follows), on one line."""
     lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
     starts = [i for i, line in enumerate(lines) if re.match(r"^[\w.]+(Error|Exception|Failure)\b", line)]
@@ -157,16 +157,18 @@ def _summary(detail: str) -> str:
 
 def markdown_report(outcomes: dict[GabbitId, Outcome]) -> str:
     statuses = [outcome.status for outcome in outcomes.values()]
-    counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped")}
+    counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped", "xfailed")}
     lines = ["# Placement gabbits: current failures", "",
-             f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
-             f"(of {len(outcomes)} run)", ""]
+             f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped, "
+             f"{counts['xfailed']} expected failures (of {len(outcomes)} run)", ""]
     for file in upstream.FILES:
         failed = [(gabbit, o) for gabbit, o in outcomes.items() if gabbit.file == file and o.status == "failed"]
         ran = [gabbit for gabbit in outcomes if gabbit.file == file]
         if not ran:
             continue
         lines.append(f"## {file}: {len(ran) - len(failed)}/{len(ran)} not failing")
-        lines.extend(f"- `{gabbit.name}`: {_summary(o.detail)}" for gabbit, o in failed)
+        lines.extend(f"- `{gabbit.name}`: {summary(o.detail)}" for gabbit, o in failed)
+        lines.extend(f"- expected failure (upstream.EXPECTED_TO_FAIL) `{gabbit.name}`: {summary(o.detail)}"
+                     for gabbit, o in outcomes.items() if gabbit.file == file and o.status == "xfailed")
         lines.append("")
     return "\n".join(lines)
