@@ -1,0 +1,338 @@
+"""`make bench-placement`: our Placement API against the real Placement, same client, one run.
+
+Sides:
+- the real Placement 16.0.0 (the PyPI wheel in its own venv, sqlite, noauth2, waitress with 8
+  threads, mounted at /placement; tests/placement_conformance/reference.py);
+- ours: `make run`'s server on DynamoDB Local (tests/placement_conformance/service.py).
+
+Both get the same setup through the API (providers with ample VCPU and MEMORY_MB inventory) and
+the same requests from the same client (http.client, one keep-alive connection per thread):
+- PUT /placement/allocations/{new consumer} at 1.28 (consumer_generation null), sequential and
+  with 8 threads, spread over 16 providers; and with 8 threads on 1 provider (every write races
+  on the same provider generation);
+- GET /placement/allocations/{consumer}; GET .../resource_providers/{u}/usages; GET /usages.
+Per side and operation: successes/s, p50/p99 latency, non-2xx counts. Only 2xx counts as a
+success; a 5xx on either side is reported and makes the exit status 1.
+
+Round trips: ours is run once more through a counting HTTP proxy in front of DynamoDB Local,
+and the DynamoDB calls per allocation write are reported by operation (goal: 2).
+
+BENCH_PLACEMENT_N: requests per measured phase (default 400). BENCH_PLACEMENT_THREADS: 8.
+BENCH_PLACEMENT_KEEPALIVE=0: a new connection per request instead of keep-alive.
+"""
+
+from __future__ import annotations
+
+import collections
+import http.client
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from chalicelib.local.server import use_local_credentials
+from tests.placement_conformance.reference import ReferencePlacement
+from tests.placement_conformance.service import start_placement_service
+from tests.support.stores import describe_selection, start_store
+
+N = int(os.environ.get("BENCH_PLACEMENT_N", "400"))
+THREADS = int(os.environ.get("BENCH_PLACEMENT_THREADS", "8"))
+KEEPALIVE = os.environ.get("BENCH_PLACEMENT_KEEPALIVE", "1") != "0"
+SPREAD_PROVIDERS = 16
+PROJECTS = [str(uuid.uuid4()) for _ in range(4)]
+USER = str(uuid.uuid4())
+NOAUTH_ADMIN_TOKEN = "admin"  # the reference runs noauth2: this is its admin token, no secret
+ROUND_TRIP_WRITES = 50
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection per thread to one side's /placement."""
+
+    def __init__(self, base: str, token: str) -> None:
+        parts = urlsplit(base)
+        self.host, self.port, self.prefix = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
+        self.token = token
+        self.local = threading.local()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        return conn
+
+    def call(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
+        headers = {"x-auth-token": self.token, "accept": "application/json",
+                   "openstack-api-version": f"placement {version}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["content-type"] = "application/json"
+        conn = self._connection()
+        try:
+            conn.request(method, self.prefix + path, body=data, headers=headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException):
+            conn.close()  # counted as status 0: a failure, never retried (a write may have been applied)
+            self.local.conn = None
+            return 0, None
+        if not KEEPALIVE or response.getheader("connection", "").lower() == "close":
+            conn.close()
+            self.local.conn = None
+        return response.status, (json.loads(raw) if raw else None)
+
+
+def expect(answer: tuple[int, Any], *statuses: int) -> Any:
+    status, body = answer
+    if status not in statuses:
+        raise RuntimeError(f"setup request answered {status}: {json.dumps(body)[:300]}")
+    return body
+
+
+# --- measurement --------------------------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    side: str
+    operation: str
+    n: int
+    elapsed: float
+    latencies: list[float] = field(default_factory=list)  # seconds, successes only
+    statuses: collections.Counter[int] = field(default_factory=collections.Counter)
+
+    @property
+    def ok(self) -> int:
+        return sum(count for status, count in self.statuses.items() if 200 <= status < 300)
+
+    @property
+    def per_s(self) -> float:
+        return self.ok / self.elapsed if self.elapsed else 0.0
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def errors(self) -> str:
+        return ", ".join(f"{count}x{status}" for status, count in sorted(self.statuses.items())
+                         if not 200 <= status < 300) or "-"
+
+
+def measure(side: str, operation: str, requests: list[Callable[[], int]], threads: int) -> Phase:
+    phase = Phase(side, operation, len(requests), 0.0)
+    lock = threading.Lock()
+
+    def one(request: Callable[[], int]) -> None:
+        started = time.perf_counter()
+        status = request()
+        took = time.perf_counter() - started
+        with lock:
+            phase.statuses[status] += 1
+            if 200 <= status < 300:
+                phase.latencies.append(took)
+
+    started = time.perf_counter()
+    if threads == 1:
+        for request in requests:
+            one(request)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(one, requests))
+    phase.elapsed = time.perf_counter() - started
+    return phase
+
+
+# --- the workload -------------------------------------------------------------------------------
+
+
+def make_providers(client: Client, count: int) -> list[str]:
+    providers = []
+    for _ in range(count):
+        rp = expect(client.call("POST", "/resource_providers", {"name": f"bench-{uuid.uuid4().hex}"}), 200)["uuid"]
+        expect(client.call("PUT", f"/resource_providers/{rp}/inventories", {
+            "resource_provider_generation": 0,
+            "inventories": {"VCPU": {"total": 10_000_000}, "MEMORY_MB": {"total": 1_000_000_000}}}), 200)
+        providers.append(rp)
+    return providers
+
+
+def allocate(client: Client, provider: str, consumer: str, project: str) -> Callable[[], int]:
+    body = {"allocations": {provider: {"resources": {"VCPU": 1, "MEMORY_MB": 256}}},
+            "project_id": project, "user_id": USER, "consumer_generation": None}
+    return lambda: client.call("PUT", f"/allocations/{consumer}", body)[0]
+
+
+def run_side(side: str, client: Client) -> tuple[list[Phase], list[str]]:
+    spread = make_providers(client, SPREAD_PROVIDERS)
+    hot = make_providers(client, 1)[0]
+    consumers: list[str] = []
+
+    def writes(count: int, providers: list[str]) -> list[Callable[[], int]]:
+        batch = [str(uuid.uuid4()) for _ in range(count)]
+        consumers.extend(batch)
+        return [allocate(client, providers[i % len(providers)], c, PROJECTS[i % len(PROJECTS)])
+                for i, c in enumerate(batch)]
+
+    measure(side, "warm-up", writes(20, spread), 1)
+    phases = [
+        measure(side, "PUT allocations, sequential", writes(N, spread), 1),
+        measure(side, f"PUT allocations, {THREADS} threads", writes(N, spread), THREADS),
+        measure(side, f"PUT allocations, {THREADS} threads, 1 provider", writes(N, [hot]), THREADS),
+    ]
+    reads = consumers[-N:]
+    phases.append(measure(side, "GET allocations/{c}", [
+        (lambda c=c: client.call("GET", f"/allocations/{c}")[0]) for c in reads], 1))
+    phases.append(measure(side, "GET resource_providers/{u}/usages", [
+        (lambda i=i: client.call("GET", f"/resource_providers/{spread[i % len(spread)]}/usages")[0])
+        for i in range(N)], 1))
+    phases.append(measure(side, "GET usages?project_id", [
+        (lambda i=i: client.call("GET", f"/usages?project_id={PROJECTS[i % len(PROJECTS)]}")[0])
+        for i in range(N)], 1))
+    return phases, spread
+
+
+# --- round trips: a counting proxy in front of DynamoDB Local ----------------------------------
+
+
+class CountingProxy:
+    """Forwards every DynamoDB request to the store and counts them by operation (X-Amz-Target)."""
+
+    def __init__(self, upstream: str) -> None:
+        parts = urlsplit(upstream)
+        self.counts: collections.Counter[str] = collections.Counter()
+        lock = threading.Lock()
+        target = (parts.hostname, parts.port)
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                operation = (self.headers.get("X-Amz-Target") or "?").rsplit(".", 1)[-1]
+                with lock:
+                    proxy.counts[operation] += 1
+                conn = http.client.HTTPConnection(*target, timeout=60)
+                try:
+                    conn.request("POST", self.path, body=body, headers=dict(self.headers.items()))
+                    response = conn.getresponse()
+                    payload = response.read()
+                finally:
+                    conn.close()
+                self.send_response(response.status)
+                for name, value in response.getheaders():
+                    if name.lower() not in ("content-length", "connection", "transfer-encoding", "date", "server"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, name="counting-proxy", daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def round_trips_per_write(store_endpoint: str) -> tuple[float, dict[str, float]]:
+    proxy = CountingProxy(store_endpoint)
+    service = start_placement_service(proxy.endpoint)
+    try:
+        client = Client(service.base, service.key)
+        providers = make_providers(client, 2)
+        for i in range(5):  # warm-up: the server's first requests (key lookup caches and the like)
+            allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[0])()
+        proxy.counts.clear()
+        statuses = collections.Counter(allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[i % 4])()
+                                       for i in range(ROUND_TRIP_WRITES))
+        if set(statuses) != {204}:
+            raise RuntimeError(f"round-trip phase answered {dict(statuses)}")
+        calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
+        return sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls
+    finally:
+        service.stop()
+        proxy.stop()
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+def table(theirs: list[Phase], ours: list[Phase]) -> str:
+    rows = ["| operation | side | n | ok | non-2xx | per s | p50 ms | p99 ms | ours / Placement |",
+            "|---|---|---:|---:|---|---:|---:|---:|---:|"]
+    for reference, mine in zip(theirs, ours, strict=True):
+        ratio = mine.per_s / reference.per_s if reference.per_s else float("nan")
+        for phase, cell in ((reference, ""), (mine, f"**{ratio:.2f}x**")):
+            rows.append(f"| {phase.operation} | {phase.side} | {phase.n} | {phase.ok} | {phase.errors} | "
+                        f"{phase.per_s:.0f} | {phase.percentile(0.50):.1f} | {phase.percentile(0.99):.1f} | {cell} |")
+    return "\n".join(rows)
+
+
+@contextmanager
+def reference_placement() -> Iterator[ReferencePlacement]:
+    with tempfile.TemporaryDirectory(prefix="bench-placement-") as workdir:
+        reference = ReferencePlacement(Path(workdir), threads=THREADS)
+        reference.start()
+        try:
+            yield reference
+        finally:
+            reference.stop()
+
+
+def main() -> int:
+    use_local_credentials()
+    print(describe_selection(), flush=True)
+    print(f"{N} requests per phase, {THREADS} threads, {'keep-alive' if KEEPALIVE else 'a connection per request'}; "
+          "the real Placement runs first (its venv is made once)", flush=True)
+    store = start_store()
+    try:
+        with reference_placement() as reference:
+            theirs, _ = run_side("Placement 16.0.0 (sqlite)", Client(reference.base, NOAUTH_ADMIN_TOKEN))
+        service = start_placement_service(store.endpoint)
+        try:
+            ours, _ = run_side(f"ours ({store.kind})", Client(service.base, service.key))
+        finally:
+            service.stop()
+        trips, calls = round_trips_per_write(store.endpoint)
+    finally:
+        store.stop()
+
+    print()
+    print(table(theirs, ours))
+    print()
+    print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips:.2f} "
+          f"({', '.join(f'{op} {n:.2f}' for op, n in calls.items())}), counted at the wire over "
+          f"{ROUND_TRIP_WRITES} writes")
+    for phase in theirs + ours:
+        if any(status >= 500 or status == 0 for status in phase.statuses):
+            print(f"5xx or dropped: {phase.side}: {phase.operation}: {phase.errors}")
+    # The real Placement's 5xx (sqlite "database is locked" under threads) are its figures, reported
+    # above and never counted as successes; ours must have none.
+    return 1 if any(status >= 500 or status == 0 for phase in ours for status in phase.statuses) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
