@@ -60,6 +60,7 @@ def show_for_consumer(svc: Any, request: Request) -> Reply:
 
 
 def put_for_consumer(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     version = web.version(request)
     uuid = _normal_consumer(request.params["consumer_uuid"])
     data = web.json_body(request, schema.for_put(version))
@@ -71,6 +72,7 @@ def post_many(svc: Any, request: Request) -> Reply:
     version = web.version(request)
     if version < (1, 13):
         raise errors.not_found()
+    web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
     writes = [_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
     placement(svc).write_allocations(writes, single=False)

@@ -9,7 +9,7 @@ import uuid as uuidlib
 from chalicelib import errors as service_errors
 from chalicelib.placement import microversion
 from chalicelib.placement.errors import PlacementError, error_body
-from chalicelib.placement.framework import Family, Reply, Request
+from chalicelib.placement.framework import Family, Forbidden, Principal, Reply, Request
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,8 @@ def _negotiated(request: Request) -> tuple[int, int] | None:
 def as_placement_error(error: Exception) -> PlacementError:
     if isinstance(error, PlacementError):
         return error
+    if isinstance(error, Forbidden):
+        return PlacementError(403, "Policy does not allow this operation to be performed.")
     if isinstance(error, service_errors.Unauthorized):
         return PlacementError(401, "The request you have made requires authentication.")
     if isinstance(error, service_errors.MethodNotAllowed):
@@ -55,16 +57,24 @@ def as_placement_error(error: Exception) -> PlacementError:
 
 class PlacementFamily(Family):
     name = "placement"
-    prefix = "/placement"
+    prefixes = ("/placement",)
 
     def begin(self, request: Request) -> None:
         microversion.negotiate(request.headers)  # 400 / 406 before anything else
+        if request.body and not request.headers.get("content-type"):
+            raise PlacementError(400, "content-type header required when content-length is set")
 
     def credential(self, request: Request) -> str | None:
         return request.headers.get("x-auth-token") or None
 
+    def accepts(self, principal: Principal) -> bool:
+        """Only Placement keys open Placement (a Site or service key is a wrong token here: 401)."""
+        return principal.kind == "placement"
+
     def render(self, request: Request, error: Exception) -> Reply:
         problem = as_placement_error(error)
+        if problem.status == 405 and not problem.detail:
+            problem.detail = f"The method {request.method} is not allowed for this resource."
         body = error_body(problem, request_id(request), _negotiated(request))
         return Reply(status=problem.status, body=body, headers=dict(problem.headers))
 

@@ -41,6 +41,7 @@ def list_all(svc: Any, request: Request) -> Reply:
 
 
 def replace_all(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     _provider(svc, request)
     data = web.json_body(request, schema.REPLACE_ALL)
     inventories = {rc: inventory_from(raw) for rc, raw in data["inventories"].items()}
@@ -58,6 +59,7 @@ def delete_all(svc: Any, request: Request) -> Reply:
 
 
 def add_one(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     uuid = request.params["uuid"]
     _provider(svc, request)
     data = web.json_body(request, schema.CREATE_ONE)
@@ -82,6 +84,7 @@ def show_one(svc: Any, request: Request) -> Reply:
 
 
 def update_one(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     uuid, rc = request.params["uuid"], request.params["resource_class"]
     _provider(svc, request)
     data = web.json_body(request, schema.UPDATE_ONE)

@@ -40,6 +40,7 @@ def show(svc: Any, request: Request) -> Reply:
 
 def create(svc: Any, request: Request) -> Reply:
     _gate(request)
+    web.require_json(request)
     data = web.json_body(request, schema.CUSTOM_CLASS)
     name = data["name"]
     if not placement(svc).create_class(name):

@@ -46,6 +46,7 @@ def _refuse_parent(data: dict[str, Any]) -> None:
 
 
 def create(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     version = web.version(request)
     data = web.json_body(request, schema.create(version))
     _refuse_parent(data)
@@ -81,6 +82,7 @@ def show(svc: Any, request: Request) -> Reply:
 
 
 def update(svc: Any, request: Request) -> Reply:
+    web.require_json(request)
     version = web.version(request)
     service = placement(svc)
     service.provider(request.params["uuid"])  # 404 before the body, as Placement
