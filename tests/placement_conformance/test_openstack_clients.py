@@ -108,6 +108,7 @@ def test_openstacksdk_placement_proxy(placement_service: PlacementService) -> No
             ("VCPU", 4)]
 
         conn.placement.delete_resource_provider(provider)
-        assert conn.placement.find_resource_provider(provider.id) is None
+        with pytest.raises(openstack.exceptions.NotFoundException):
+            conn.placement.get_resource_provider(provider.id)
     finally:
         conn.close()
