@@ -22,8 +22,8 @@ RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
 ROUTES: list[Route] = [
+    # API Gateway (and Chalice's local matcher) drop the trailing slash: this serves /placement/ too.
     Route("placement.root", "GET", P, None, root.home),
-    Route("placement.root", "GET", f"{P}/", None, root.home),
     Route("placement.resource_providers.list", "GET", f"{P}/resource_providers", G, resource_providers.list_all),
     Route("placement.resource_providers.create", "POST", f"{P}/resource_providers", G, resource_providers.create),
     Route("placement.resource_providers.show", "GET", RP, G, resource_providers.show),

@@ -55,10 +55,7 @@ def put(svc: Any, request: Request) -> Reply:
     if version < (1, 7):
         raise errors.bad_request("Renaming resource classes (microversions 1.2-1.6) is not supported "
                                  "by this service; use microversion 1.7 or later.")
-    try:
-        web.jsonschema.validate({"name": name}, schema.CUSTOM_CLASS, format_checker=web.FORMAT_CHECKER)
-    except web.jsonschema.ValidationError as exc:
-        raise errors.bad_request(f"JSON does not validate: {exc}") from None
+    web.validate({"name": name}, schema.CUSTOM_CLASS)
     location = {"location": web.absolute(request, f"/resource_classes/{name}")}
     if not placement(svc).create_class(name):
         return Reply(204, None, location)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from functools import cache
 
 CREATE_1_0 = {
     "type": "object",
@@ -32,6 +33,7 @@ _LIST_PARAMS: list[tuple[tuple[int, int], str, dict]] = [
 ]
 
 
+@cache
 def list_query(version: tuple[int, int]) -> dict:
     return {
         "type": "object",
