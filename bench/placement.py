@@ -211,12 +211,23 @@ def run_side(side: str, client: Client) -> tuple[list[Phase], list[str]]:
 # --- round trips: a counting proxy in front of DynamoDB Local ----------------------------------
 
 
+def items_in(operation: str, body: bytes) -> int:
+    """How many items a DynamoDB call names: transaction items, or keys of a batch read."""
+    request = json.loads(body or b"{}")
+    if operation == "TransactWriteItems":
+        return len(request.get("TransactItems", []))
+    if operation == "BatchGetItem":
+        return sum(len(table.get("Keys", [])) for table in request.get("RequestItems", {}).values())
+    return 1
+
+
 class CountingProxy:
     """Forwards every DynamoDB request to the store and counts them by operation (X-Amz-Target)."""
 
     def __init__(self, upstream: str) -> None:
         parts = urlsplit(upstream)
         self.counts: collections.Counter[str] = collections.Counter()
+        self.sizes: dict[str, list[int]] = collections.defaultdict(list)  # items per call, by operation
         lock = threading.Lock()
         target = (parts.hostname, parts.port)
         proxy = self
@@ -229,6 +240,7 @@ class CountingProxy:
                 operation = (self.headers.get("X-Amz-Target") or "?").rsplit(".", 1)[-1]
                 with lock:
                     proxy.counts[operation] += 1
+                    proxy.sizes[operation].append(items_in(operation, body))
                 conn = http.client.HTTPConnection(*target, timeout=60)
                 try:
                     conn.request("POST", self.path, body=body, headers=dict(self.headers.items()))
@@ -257,7 +269,14 @@ class CountingProxy:
         self.server.server_close()
 
 
-def round_trips_per_write(store_endpoint: str) -> tuple[float, dict[str, float]]:
+@dataclass
+class RoundTrips:
+    per_write: float
+    calls: dict[str, float]            # operation -> calls per write
+    items: dict[str, float]            # operation -> mean items per call
+
+
+def round_trips_per_write(store_endpoint: str) -> RoundTrips:
     proxy = CountingProxy(store_endpoint)
     service = start_placement_service(proxy.endpoint)
     try:
@@ -266,15 +285,45 @@ def round_trips_per_write(store_endpoint: str) -> tuple[float, dict[str, float]]
         for i in range(5):  # warm-up: the server's first requests (key lookup caches and the like)
             allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[0])()
         proxy.counts.clear()
+        proxy.sizes.clear()
         statuses = collections.Counter(allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[i % 4])()
                                        for i in range(ROUND_TRIP_WRITES))
         if set(statuses) != {204}:
             raise RuntimeError(f"round-trip phase answered {dict(statuses)}")
         calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
-        return sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls
+        items = {op: sum(sizes) / len(sizes) for op, sizes in sorted(proxy.sizes.items())}
+        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items)
     finally:
         service.stop()
         proxy.stop()
+
+
+def dynamodb_floor(store_endpoint: str, batch_keys: int, transaction_items: int) -> Phase:
+    """The bare DynamoDB work of one allocation write, straight from boto3, sequential: a consistent
+    BatchGetItem of `batch_keys` keys and a TransactWriteItems of `transaction_items` conditional Puts."""
+    from chalicelib.store.schema import ensure_table
+    from tests.placement_conformance.service import store_client
+
+    client, table = store_client(store_endpoint), f"bench-floor-{uuid.uuid4().hex[:8]}"
+    ensure_table(client, table)
+
+    def key(pk: str) -> dict[str, Any]:
+        return {"pk": {"S": pk}, "sk": {"S": "-"}}
+
+    def one() -> int:
+        write = uuid.uuid4().hex
+        client.batch_get_item(RequestItems={table: {
+            "Keys": [key(f"READ#{i}") for i in range(batch_keys)], "ConsistentRead": True}})
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table, "Item": {**key(f"W#{write}#{i}"), "doc": {"S": "x" * 300}},
+                     "ConditionExpression": "attribute_not_exists(pk)"}} for i in range(transaction_items)])
+        return 200
+
+    try:
+        measure("floor", "warm-up", [one] * 20, 1)
+        return measure("DynamoDB floor (boto3)", "the same 2 calls, sequential", [one] * N, 1)
+    finally:
+        client.delete_table(TableName=table)
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -316,16 +365,21 @@ def main() -> int:
             ours, _ = run_side(f"ours ({store.kind})", Client(service.base, service.key))
         finally:
             service.stop()
-        trips, calls = round_trips_per_write(store.endpoint)
+        trips = round_trips_per_write(store.endpoint)
+        floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)),
+                               round(trips.items.get("TransactWriteItems", 1)))
     finally:
         store.stop()
 
     print()
     print(table(theirs, ours))
     print()
-    print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips:.2f} "
-          f"({', '.join(f'{op} {n:.2f}' for op, n in calls.items())}), counted at the wire over "
-          f"{ROUND_TRIP_WRITES} writes")
+    print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips.per_write:.2f} "
+          f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
+          f"counted at the wire over {ROUND_TRIP_WRITES} writes")
+    print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
+          f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
+          f"(ours sequential PUT is {ours[0].per_s / floor.per_s:.2f}x of it)")
     for phase in theirs + ours:
         if any(status >= 500 or status == 0 for status in phase.statuses):
             print(f"5xx or dropped: {phase.side}: {phase.operation}: {phase.errors}")
