@@ -210,3 +210,45 @@ def test_wrong_methods_and_media_types_in_placements_format(placement):
     assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
     head = placement.request("HEAD", f"/placement/resource_providers/{rp}")
     assert head.status == 200 and head.body is None
+
+
+def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, services):
+    created = {provider(placement, name=f"rp-{i:03d}") for i in range(105)}
+    services.round_trips.reset()
+    listed = placement.get("/placement/resource_providers").body["resource_providers"]
+    assert {p["uuid"] for p in listed} == created
+    assert services.round_trips.calls["BatchGetItem"] == 2 and "Scan" not in services.round_trips.calls
+
+
+def test_provider_names_are_unique_through_create_rename_and_delete(placement):
+    a, b = provider(placement, name="alpha"), provider(placement, name="beta")
+    taken = placement.post("/placement/resource_providers", {"name": "alpha"}, version="1.23")
+    assert taken.status == 409 and taken.body["errors"][0]["code"] == "placement.duplicate_name"
+    clash = placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}, version="1.23")
+    assert clash.status == 409 and "Conflicting resource provider alpha already exists" in (
+        clash.body["errors"][0]["detail"])
+    renamed = placement.put(f"/placement/resource_providers/{a}", {"name": "gamma"})
+    assert renamed.status == 200 and renamed.body["name"] == "gamma" and renamed.body["generation"] == 0
+    assert placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}).status == 200  # alpha is free
+    assert placement.delete(f"/placement/resource_providers/{a}").status == 204
+    assert placement.post("/placement/resource_providers", {"name": "gamma"}).status == 201  # so is gamma
+
+
+def test_two_auth_tokens_are_401_even_when_one_is_valid(placement):
+    from app import app
+
+    event_headers = {"x-auth-token": placement.key, "host": "127.0.0.1:8000"}
+    event = {
+        "resource": "/placement/resource_providers", "path": "/placement/resource_providers",
+        "httpMethod": "GET", "headers": event_headers,
+        "multiValueHeaders": {"x-auth-token": ["rp_wrong", placement.key], "host": ["127.0.0.1:8000"]},
+        "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None,
+        "stageVariables": None, "body": None, "isBase64Encoded": False,
+        "requestContext": {"httpMethod": "GET", "resourcePath": "/placement/resource_providers",
+                           "path": "/placement/resource_providers", "requestId": "r-1"},
+    }
+    from chalice.local import LambdaContext
+
+    response = app(event, LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000))
+    assert response["statusCode"] == 401
+    assert placement.get("/placement/resource_providers").status == 200
