@@ -6,16 +6,19 @@ Sides:
 - ours: `make run`'s server on DynamoDB Local (tests/placement_conformance/service.py).
 
 Both get the same setup through the API (providers with ample VCPU and MEMORY_MB inventory) and
-the same requests from the same client (http.client, one keep-alive connection per thread):
+the same requests from the same client (http.client, one keep-alive connection per thread). The
+sides alternate phase by phase (Placement's, then ours), so a change in machine load hits both:
 - PUT /placement/allocations/{new consumer} at 1.28 (consumer_generation null), sequential and
   with 8 threads, spread over 16 providers; and with 8 threads on 1 provider (every write races
   on the same provider generation);
 - GET /placement/allocations/{consumer}; GET .../resource_providers/{u}/usages; GET /usages.
 Per side and operation: successes/s, p50/p99 latency, non-2xx counts. Only 2xx counts as a
-success; a 5xx on either side is reported and makes the exit status 1.
+success. A 5xx (or a dropped connection) is reported on either side; on ours it makes the exit
+status 1 (the real Placement's 5xx under threads are its figures: sqlite "database is locked").
 
 Round trips: ours is run once more through a counting HTTP proxy in front of DynamoDB Local,
-and the DynamoDB calls per allocation write are reported by operation (goal: 2).
+and the DynamoDB calls per allocation write are reported by operation (goal: 2); then the same
+calls, straight from boto3 on the same store, give the floor.
 
 BENCH_PLACEMENT_N: requests per measured phase (default 400). BENCH_PLACEMENT_THREADS: 8.
 BENCH_PLACEMENT_KEEPALIVE=0: a new connection per request instead of keep-alive.
@@ -179,33 +182,46 @@ def allocate(client: Client, provider: str, consumer: str, project: str) -> Call
     return lambda: client.call("PUT", f"/allocations/{consumer}", body)[0]
 
 
-def run_side(side: str, client: Client) -> tuple[list[Phase], list[str]]:
-    spread = make_providers(client, SPREAD_PROVIDERS)
-    hot = make_providers(client, 1)[0]
-    consumers: list[str] = []
+class Side:
+    """One side's setup (through its API) and its phases, run one at a time so that the two sides
+    alternate phase by phase: a change in the machine's load then hits both sides alike."""
 
-    def writes(count: int, providers: list[str]) -> list[Callable[[], int]]:
+    def __init__(self, name: str, client: Client) -> None:
+        self.name, self.client = name, client
+        self.spread = make_providers(client, SPREAD_PROVIDERS)
+        self.hot = make_providers(client, 1)[0]
+        self.consumers: list[str] = []
+        measure(name, "warm-up", self.writes(20, self.spread), 1)
+
+    def writes(self, count: int, providers: list[str]) -> list[Callable[[], int]]:
         batch = [str(uuid.uuid4()) for _ in range(count)]
-        consumers.extend(batch)
-        return [allocate(client, providers[i % len(providers)], c, PROJECTS[i % len(PROJECTS)])
+        self.consumers.extend(batch)
+        return [allocate(self.client, providers[i % len(providers)], c, PROJECTS[i % len(PROJECTS)])
                 for i, c in enumerate(batch)]
 
-    measure(side, "warm-up", writes(20, spread), 1)
-    phases = [
-        measure(side, "PUT allocations, sequential", writes(N, spread), 1),
-        measure(side, f"PUT allocations, {THREADS} threads", writes(N, spread), THREADS),
-        measure(side, f"PUT allocations, {THREADS} threads, 1 provider", writes(N, [hot]), THREADS),
-    ]
-    reads = consumers[-N:]
-    phases.append(measure(side, "GET allocations/{c}", [
-        (lambda c=c: client.call("GET", f"/allocations/{c}")[0]) for c in reads], 1))
-    phases.append(measure(side, "GET resource_providers/{u}/usages", [
-        (lambda i=i: client.call("GET", f"/resource_providers/{spread[i % len(spread)]}/usages")[0])
-        for i in range(N)], 1))
-    phases.append(measure(side, "GET usages?project_id", [
-        (lambda i=i: client.call("GET", f"/usages?project_id={PROJECTS[i % len(PROJECTS)]}")[0])
-        for i in range(N)], 1))
-    return phases, spread
+    def gets(self, paths: list[str]) -> list[Callable[[], int]]:
+        return [(lambda path=path: self.client.call("GET", path)[0]) for path in paths]
+
+    def phases(self) -> Iterator[Callable[[], Phase]]:
+        yield lambda: measure(self.name, "PUT allocations, sequential", self.writes(N, self.spread), 1)
+        yield lambda: measure(self.name, f"PUT allocations, {THREADS} threads", self.writes(N, self.spread), THREADS)
+        yield lambda: measure(self.name, f"PUT allocations, {THREADS} threads, 1 provider",
+                              self.writes(N, [self.hot]), THREADS)
+        yield lambda: measure(self.name, "GET allocations/{c}",
+                              self.gets([f"/allocations/{c}" for c in self.consumers[-N:]]), 1)
+        yield lambda: measure(self.name, "GET resource_providers/{u}/usages", self.gets(
+            [f"/resource_providers/{self.spread[i % len(self.spread)]}/usages" for i in range(N)]), 1)
+        yield lambda: measure(self.name, "GET usages?project_id", self.gets(
+            [f"/usages?project_id={PROJECTS[i % len(PROJECTS)]}" for i in range(N)]), 1)
+
+
+def run_alternating(first: Side, second: Side) -> tuple[list[Phase], list[Phase]]:
+    firsts: list[Phase] = []
+    seconds: list[Phase] = []
+    for one, other in zip(first.phases(), second.phases(), strict=True):
+        firsts.append(one())
+        seconds.append(other())
+    return firsts, seconds
 
 
 # --- round trips: a counting proxy in front of DynamoDB Local ----------------------------------
@@ -355,16 +371,17 @@ def main() -> int:
     use_local_credentials()
     print(describe_selection(), flush=True)
     print(f"{N} requests per phase, {THREADS} threads, {'keep-alive' if KEEPALIVE else 'a connection per request'}; "
-          "the real Placement runs first (its venv is made once)", flush=True)
+          "the sides alternate phase by phase (the real Placement's venv is made once)", flush=True)
     store = start_store()
     try:
         with reference_placement() as reference:
-            theirs, _ = run_side("Placement 16.0.0 (sqlite)", Client(reference.base, NOAUTH_ADMIN_TOKEN))
-        service = start_placement_service(store.endpoint)
-        try:
-            ours, _ = run_side(f"ours ({store.kind})", Client(service.base, service.key))
-        finally:
-            service.stop()
+            service = start_placement_service(store.endpoint)
+            try:
+                theirs, ours = run_alternating(Side("Placement 16.0.0 (sqlite)", Client(reference.base,
+                                                                                       NOAUTH_ADMIN_TOKEN)),
+                                               Side(f"ours ({store.kind})", Client(service.base, service.key)))
+            finally:
+                service.stop()
         trips = round_trips_per_write(store.endpoint)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)),
                                round(trips.items.get("TransactWriteItems", 1)))
