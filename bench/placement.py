@@ -244,6 +244,7 @@ class CountingProxy:
         parts = urlsplit(upstream)
         self.counts: collections.Counter[str] = collections.Counter()
         self.sizes: dict[str, list[int]] = collections.defaultdict(list)  # items per call, by operation
+        self.actions: collections.Counter[str] = collections.Counter()  # transaction actions (Put, Update...)
         lock = threading.Lock()
         target = (parts.hostname, parts.port)
         proxy = self
@@ -257,6 +258,8 @@ class CountingProxy:
                 with lock:
                     proxy.counts[operation] += 1
                     proxy.sizes[operation].append(items_in(operation, body))
+                    if operation == "TransactWriteItems":
+                        proxy.actions.update(action for item in json.loads(body)["TransactItems"] for action in item)
                 conn = http.client.HTTPConnection(*target, timeout=60)
                 try:
                     conn.request("POST", self.path, body=body, headers=dict(self.headers.items()))
@@ -290,6 +293,7 @@ class RoundTrips:
     per_write: float
     calls: dict[str, float]            # operation -> calls per write
     items: dict[str, float]            # operation -> mean items per call
+    actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
 
 
 def round_trips_per_write(store_endpoint: str) -> RoundTrips:
@@ -302,21 +306,24 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
             allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[0])()
         proxy.counts.clear()
         proxy.sizes.clear()
+        proxy.actions.clear()
         statuses = collections.Counter(allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[i % 4])()
                                        for i in range(ROUND_TRIP_WRITES))
         if set(statuses) != {204}:
             raise RuntimeError(f"round-trip phase answered {dict(statuses)}")
         calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
         items = {op: sum(sizes) / len(sizes) for op, sizes in sorted(proxy.sizes.items())}
-        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items)
+        actions = {action: count / ROUND_TRIP_WRITES for action, count in sorted(proxy.actions.items())}
+        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions)
     finally:
         service.stop()
         proxy.stop()
 
 
-def dynamodb_floor(store_endpoint: str, batch_keys: int, transaction_items: int) -> Phase:
+def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, float]) -> Phase:
     """The bare DynamoDB work of one allocation write, straight from boto3, sequential: a consistent
-    BatchGetItem of `batch_keys` keys and a TransactWriteItems of `transaction_items` conditional Puts."""
+    BatchGetItem of `batch_keys` existing items, then one transaction with the same actions as ours
+    (each Update/ConditionCheck on an existing item, each Put a new item, all conditional)."""
     from chalicelib.store.schema import ensure_table
     from tests.placement_conformance.service import store_client
 
@@ -326,13 +333,30 @@ def dynamodb_floor(store_endpoint: str, batch_keys: int, transaction_items: int)
     def key(pk: str) -> dict[str, Any]:
         return {"pk": {"S": pk}, "sk": {"S": "-"}}
 
+    counts = {action: round(n) for action, n in actions.items()}
+    existing = max(batch_keys, counts.get("Update", 0) + counts.get("ConditionCheck", 0))
+    for i in range(existing):
+        client.put_item(TableName=table, Item={**key(f"E#{i}"), "v": {"N": "0"}, "doc": {"S": "x" * 300}})
+    values = {":one": {"N": "1"}, ":cap": {"N": str(10**12)}}
+
+    def transaction(write: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        slot = iter(range(existing))
+        for _ in range(counts.get("Update", 0)):
+            items.append({"Update": {"TableName": table, "Key": key(f"E#{next(slot)}"),
+                                     "UpdateExpression": "SET v = v + :one", "ConditionExpression": "v < :cap",
+                                     "ExpressionAttributeValues": values}})
+        for _ in range(counts.get("ConditionCheck", 0)):
+            items.append({"ConditionCheck": {"TableName": table, "Key": key(f"E#{next(slot)}"),
+                                             "ConditionExpression": "v < :cap", "ExpressionAttributeValues": values}})
+        items.extend({"Put": {"TableName": table, "Item": {**key(f"W#{write}#{i}"), "doc": {"S": "x" * 300}},
+                              "ConditionExpression": "attribute_not_exists(pk)"}} for i in range(counts.get("Put", 0)))
+        return items
+
     def one() -> int:
-        write = uuid.uuid4().hex
         client.batch_get_item(RequestItems={table: {
-            "Keys": [key(f"READ#{i}") for i in range(batch_keys)], "ConsistentRead": True}})
-        client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "Item": {**key(f"W#{write}#{i}"), "doc": {"S": "x" * 300}},
-                     "ConditionExpression": "attribute_not_exists(pk)"}} for i in range(transaction_items)])
+            "Keys": [key(f"E#{i}") for i in range(batch_keys)], "ConsistentRead": True}})
+        client.transact_write_items(TransactItems=transaction(uuid.uuid4().hex))
         return 200
 
     try:
@@ -383,8 +407,7 @@ def main() -> int:
             finally:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
-        floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)),
-                               round(trips.items.get("TransactWriteItems", 1)))
+        floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
 
@@ -393,7 +416,8 @@ def main() -> int:
     print()
     print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips.per_write:.2f} "
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
-          f"counted at the wire over {ROUND_TRIP_WRITES} writes")
+          f"counted at the wire over {ROUND_TRIP_WRITES} writes; transaction actions per write: "
+          f"{', '.join(f'{action} {n:.1f}' for action, n in trips.actions.items())}")
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
           f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
           f"(ours sequential PUT is {ours[0].per_s / floor.per_s:.2f}x of it)")
