@@ -101,6 +101,8 @@ class FileRun:
             self.failure = traceback.format_exc()
 
     def stop(self) -> None:
+        for case in self.cases:
+            close_connection(case)
         while self.started:
             self.started.pop().__exit__(None, None, None)
 
@@ -111,9 +113,20 @@ class Outcome:
     detail: str = ""
 
 
+def close_connection(case: HTTPTestCase) -> None:
+    """gabbi gives every test its own httpx client and never closes it: each would keep one
+    keep-alive connection open to the server for the whole session (hundreds of them, past the dev
+    server's connection limit). A test runs once, so its client can go once it has run."""
+    case.http.client.close()
+
+
 def run_case(case: HTTPTestCase) -> Outcome:
     result = unittest.TestResult()
     case.run(result)
+    ran: HTTPTestCase | None = case
+    while ran is not None and ran.has_run and not ran.http.client.is_closed:  # and the earlier ones it ran
+        close_connection(ran)
+        ran = ran.prior
     problems = [text for _, text in result.errors + result.failures]
     if result.unexpectedSuccesses:
         problems.append("an upstream xfail test passed")
