@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import unquote
 
 from chalice import Blueprint, Response
 
+from chalicelib.auth.credentials import AmbiguousCredential, bearer_token
 from chalicelib.auth.principals import Principal
 from chalicelib.errors import MethodNotAllowed, NotFound, Unauthorized
 from chalicelib.observability import logger
@@ -74,6 +74,14 @@ class Route:
     path: str
     grant: str | None  # a `permission@scope` template over the path parameters; None: no credential needed
     handler: Handler
+
+
+def bearer_credential(request: Request) -> str | None:
+    """The token of the request's one `Authorization: Bearer` header; two headers are 401."""
+    try:
+        return bearer_token(request.all("authorization"))
+    except AmbiguousCredential:
+        raise Unauthorized() from None
 
 
 class Family:
@@ -146,7 +154,7 @@ def request_from_chalice(current: Any) -> Request:
     return Request(
         method=str(context.get("httpMethod") or current.method).upper(),
         path=str(context.get("path") or current.path),
-        params={k: unquote(v) if "%" in v else v for k, v in (current.uri_params or {}).items()},
+        params=dict(current.uri_params or {}),  # API Gateway (and the local gateway) decoded them once already
         query=query,
         headers=headers,
         header_values=_header_values(event),

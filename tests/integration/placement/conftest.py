@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.local.gateway import LocalGateway
 from chalicelib.runtime import Services
+from devkit.gateway import LocalGateway
 
 
 def placement_app() -> Any:
