@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from chalicelib.local.server import use_local_credentials
+from chalicelib.cli import use_local_credentials
 from tests.placement_conformance.reference import ReferencePlacement
 from tests.placement_conformance.service import start_placement_service
 from tests.support.stores import describe_selection, start_store

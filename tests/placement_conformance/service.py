@@ -1,8 +1,7 @@
 """Our service as the conformance tests and the bench see it: `make run`'s HTTP server, in its
 own process, on DynamoDB Local, with a Placement key registered.
 
-`start_server` is the ONE place that knows how `make run`'s server is started (`SERVER_MODULE`:
-`devkit.server` once that exists, else `chalicelib.local.server`).
+`start_server` is the ONE place that knows how `make run`'s server is started (`SERVER_MODULE`).
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLACEMENT_PREFIX = "/placement"
 PLACEMENT_PRINCIPAL = "placement"
 START_TIMEOUT = 90.0
-# `make run`'s module: the waitress dev server once devkit/ is merged, else the http.server one.
-SERVER_MODULE = "devkit.server" if (ROOT / "devkit" / "server.py").is_file() else "chalicelib.local.server"
+SERVER_MODULE = "devkit.server"  # `make run`
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 # Variables of the parent that would point the server elsewhere or register other keys.
 INHERITED_OUT = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "RP_TABLE_NAME", "RP_SITE_KEY_K8S",
