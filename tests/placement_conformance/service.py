@@ -21,14 +21,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.auth.keys import generate_key
 from chalicelib.auth.repository import PK as KEYS_PK
-from chalicelib.auth.repository import KeyRepository
 from chalicelib.store.schema import ensure_table
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEMENT_PREFIX = "/placement"
-PLACEMENT_PRINCIPAL = "placement"
 START_TIMEOUT = 90.0
 SERVER_MODULE = "devkit.server"  # `make run`
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
@@ -93,19 +91,12 @@ def start_server(store_endpoint: str, table: str, env: dict[str, str] | None = N
 
 
 def store_client(endpoint: str) -> Any:
-    """A plain boto3 client for the harness's own table work (creating, keys, reset)."""
+    """A plain boto3 client for the harness's own table work (creating, reset)."""
     return boto3.session.Session().client(
         "dynamodb", endpoint_url=endpoint, region_name="us-east-1",
         aws_access_key_id="local", aws_secret_access_key="local",  # the emulator's
         config=Config(retries={"max_attempts": 3, "mode": "standard"}),
     )
-
-
-def register_placement_key(client: Any, table: str) -> str:
-    """A fresh Placement key, stored hashed as the service's own key repository stores it."""
-    raw = generate_key()
-    KeyRepository(client, table).add(hash_key(raw), PLACEMENT_PRINCIPAL)
-    return raw
 
 
 def reset_placement_state(client: Any, table: str) -> int:
@@ -153,12 +144,11 @@ class PlacementService:
 
 
 def start_placement_service(store_endpoint: str) -> PlacementService:
-    """A fresh table with a Placement key on it, and the server on that table."""
+    """The server on a fresh table, given a fresh Placement key (RP_PLACEMENT_KEY: `make run`
+    registers it as a key of the `placement` principal, hashed, like the other keys)."""
     client = store_client(store_endpoint)
     table = f"rp-placement-{uuid.uuid4().hex[:12]}"
     ensure_table(client, table)
-    key = register_placement_key(client, table)
-    # RP_PLACEMENT_KEY: the server registers it itself once Placement keys are a principal kind
-    # (it is already registered above, so either way the key is valid).
+    key = generate_key()
     server = start_server(store_endpoint, table, {"RP_PLACEMENT_KEY": key})
     return PlacementService(server=server, client=client, table=table, key=key)
