@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
 
-.PHONY: setup lock run test test-store test-unit test-integration bench bench-fleet bench-commitments lint clean
+.PHONY: setup lock run test test-store test-unit test-integration bench bench-fleet bench-commitments lint clean \
+	gabbits bench-placement
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +69,12 @@ bench-fleet: setup test-store ## fleet: plan/apply of the largest one-transactio
 
 bench-commitments: setup test-store ## two sync passes: 10,000 projects / 2,000 commitments, fake OpenStack at 20 ms per call
 	$(PY) -m bench.commitments
+
+gabbits: setup test-store ## Placement 16.0.0's own gabbits (wheel fetched at test time) against `make run`'s server
+	$(PY) -m pytest tests/placement_conformance/test_gabbits.py
+
+bench-placement: setup test-store ## allocations/s, p50/p99: the real Placement (own venv, sqlite) vs ours on DynamoDB Local
+	$(PY) -m bench.placement
 
 lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cfn-lint on every stage's template
 	$(PY) -m ruff check .

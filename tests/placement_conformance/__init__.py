@@ -1,0 +1,1 @@
+"""Placement conformance: upstream's gabbits, the openstack CLI and openstacksdk against our service."""

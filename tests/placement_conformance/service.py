@@ -1,0 +1,154 @@
+"""Our service as the conformance tests and the bench see it: `make run`'s HTTP server, in its
+own process, on DynamoDB Local, with a Placement key registered.
+
+`start_server` is the ONE place that knows how `make run`'s server is started (`SERVER_MODULE`).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from chalicelib.auth.keys import generate_key
+from chalicelib.auth.repository import PK as KEYS_PK
+from chalicelib.store.schema import ensure_table
+
+ROOT = Path(__file__).resolve().parents[2]
+PLACEMENT_PREFIX = "/placement"
+START_TIMEOUT = 90.0
+SERVER_MODULE = "devkit.server"  # `make run`
+LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+# Variables of the parent that would point the server elsewhere or register other keys.
+INHERITED_OUT = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "RP_TABLE_NAME", "RP_SITE_KEY_K8S",
+                 "RP_SITE_KEY_SLURM", "RP_SERVICE_KEY", "RP_PLACEMENT_KEY", "PORT")
+
+
+@dataclass
+class RunningServer:
+    url: str                       # http://127.0.0.1:<port>, no trailing slash
+    process: subprocess.Popen[str]
+    output: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=200))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=20)
+
+    def tail(self) -> str:
+        return "\n".join(self.output)
+
+
+def start_server(store_endpoint: str, table: str, env: dict[str, str] | None = None) -> RunningServer:
+    """`make run`'s server on a free loopback port, on `table` at `store_endpoint`; returns once it
+    listens (its banner's last line). Its output is drained into `RunningServer.output`."""
+    environment = {k: v for k, v in os.environ.items() if k not in INHERITED_OUT}
+    environment.update(
+        PORT="0", RP_LOG_LEVEL="WARNING", AWS_ENDPOINT_URL_DYNAMODB=store_endpoint, RP_TABLE_NAME=table,
+        AWS_ACCESS_KEY_ID=environment.get("AWS_ACCESS_KEY_ID", "local"),
+        AWS_SECRET_ACCESS_KEY=environment.get("AWS_SECRET_ACCESS_KEY", "local"),
+        AWS_DEFAULT_REGION=environment.get("AWS_DEFAULT_REGION", "us-east-1"),
+        **(env or {}),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", SERVER_MODULE], cwd=ROOT, env=environment, text=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    server = RunningServer(url="", process=process)
+    found = threading.Event()
+
+    def drain() -> None:
+        assert process.stdout is not None
+        with process.stdout:
+            for line in process.stdout:
+                server.output.append(line.rstrip())
+                match = LISTENING.search(line)
+                if match and not found.is_set():
+                    server.url = match.group(1)
+                    found.set()
+        found.set()  # the process ended: stop waiting
+
+    threading.Thread(target=drain, name="placement-server-output", daemon=True).start()
+    if not found.wait(START_TIMEOUT) or not server.url:
+        server.stop()
+        raise RuntimeError(f"the server did not start (exit {process.poll()}):\n{server.tail()}")
+    return server
+
+
+def store_client(endpoint: str) -> Any:
+    """A plain boto3 client for the harness's own table work (creating, reset)."""
+    return boto3.session.Session().client(
+        "dynamodb", endpoint_url=endpoint, region_name="us-east-1",
+        aws_access_key_id="local", aws_secret_access_key="local",  # the emulator's
+        config=Config(retries={"max_attempts": 3, "mode": "standard"}),
+    )
+
+
+def reset_placement_state(client: Any, table: str) -> int:
+    """Delete every item but the keys: Placement state is empty again, the key still valid.
+    A harness-side Scan of a small test table; the service itself never scans."""
+    deleted = 0
+    kwargs: dict[str, Any] = {"TableName": table, "ProjectionExpression": "pk, sk", "ConsistentRead": True}
+    while True:
+        page = client.scan(**kwargs)
+        doomed = [item for item in page.get("Items", []) if item["pk"]["S"] != KEYS_PK]
+        for start in range(0, len(doomed), 25):
+            requests: dict[str, Any] = {table: [{"DeleteRequest": {"Key": item}} for item in doomed[start:start + 25]]}
+            while requests:
+                requests = client.batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
+        deleted += len(doomed)
+        if "LastEvaluatedKey" not in page:
+            return deleted
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+@dataclass
+class PlacementService:
+    """Our service serving Placement at `base` (`http://127.0.0.1:<port>/placement`)."""
+
+    server: RunningServer
+    client: Any
+    table: str
+    key: str
+
+    @property
+    def root(self) -> str:
+        return self.server.url
+
+    @property
+    def base(self) -> str:
+        return self.server.url + PLACEMENT_PREFIX
+
+    def reset(self) -> None:
+        reset_placement_state(self.client, self.table)
+
+    def stop(self) -> None:
+        self.server.stop()
+        with contextlib.suppress(Exception):
+            self.client.delete_table(TableName=self.table)
+
+
+def start_placement_service(store_endpoint: str) -> PlacementService:
+    """The server on a fresh table, given a fresh Placement key (RP_PLACEMENT_KEY: `make run`
+    registers it as a key of the `placement` principal, hashed, like the other keys)."""
+    client = store_client(store_endpoint)
+    table = f"rp-placement-{uuid.uuid4().hex[:12]}"
+    ensure_table(client, table)
+    key = generate_key()
+    server = start_server(store_endpoint, table, {"RP_PLACEMENT_KEY": key})
+    return PlacementService(server=server, client=client, table=table, key=key)

@@ -1,0 +1,114 @@
+"""The tools OpenStack people run, unchanged, against our service: the `openstack` CLI with the
+osc-placement plugin, and openstacksdk's placement proxy (pins in requirements-dev.txt).
+
+The CLI gets the key from OS_TOKEN (never on a command line); everything else is the README's
+`openstack --os-auth-type admin_token --os-endpoint .../placement --os-placement-api-version 1.28`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import openstack
+import pytest
+
+from tests.placement_conformance.service import PlacementService
+
+OPENSTACK = Path(sys.executable).with_name("openstack")
+VERSION_DOCUMENT = {"versions": [{"id": "v1.0", "max_version": "1.28", "min_version": "1.0", "status": "CURRENT",
+                                  "links": [{"rel": "self", "href": ""}]}]}
+
+
+def cli(service: PlacementService, *args: str, ok: bool = True) -> Any:
+    """One `openstack` command; its JSON output when it prints any. `ok=False`: it must fail."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env["OS_TOKEN"] = service.key
+    done = subprocess.run(
+        [str(OPENSTACK), "--os-auth-type", "admin_token", "--os-endpoint", service.base,
+         "--os-placement-api-version", "1.28", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    if not ok:
+        assert done.returncode != 0, f"`openstack {' '.join(args)}` should have failed: {done.stdout}"
+        return done.stderr
+    assert done.returncode == 0, f"`openstack {' '.join(args)}` failed ({done.returncode}): {done.stderr}"
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_openstack_cli_create_inventory_allocate_usages_delete(placement_service: PlacementService) -> None:
+    name = f"cli-rp-{uuid.uuid4().hex[:8]}"
+    consumer, project, user = (str(uuid.uuid4()) for _ in range(3))
+
+    created = cli(placement_service, "resource", "provider", "create", name, "-f", "json")
+    assert created["name"] == name and created["generation"] == 0
+    rp = created["uuid"]
+    assert created["root_provider_uuid"] == rp and created["parent_provider_uuid"] is None
+
+    inventory = cli(placement_service, "resource", "provider", "inventory", "set", rp,
+                    "--resource", "VCPU=8", "--resource", "MEMORY_MB=4096", "-f", "json")
+    assert {row["resource_class"]: row["total"] for row in inventory} == {"VCPU": 8, "MEMORY_MB": 4096}
+
+    allocated = cli(placement_service, "resource", "provider", "allocation", "set", consumer,
+                    "--allocation", f"rp={rp},VCPU=2,MEMORY_MB=1024",
+                    "--project-id", project, "--user-id", user, "-f", "json")
+    assert [(row["resource_provider"], row["resources"]) for row in allocated] == [
+        (rp, {"VCPU": 2, "MEMORY_MB": 1024})]
+
+    too_much = cli(placement_service, "resource", "provider", "allocation", "set", str(uuid.uuid4()),
+                   "--allocation", f"rp={rp},VCPU=7", "--project-id", project, "--user-id", user, ok=False)
+    assert "HTTP 409" in too_much
+
+    usages = cli(placement_service, "resource", "provider", "usage", "show", rp, "-f", "json")
+    assert {row["resource_class"]: row["usage"] for row in usages} == {"VCPU": 2, "MEMORY_MB": 1024}
+    by_project = cli(placement_service, "resource", "usage", "show", project, "--user-id", user, "-f", "json")
+    assert {row["resource_class"]: row["usage"] for row in by_project} == {"VCPU": 2, "MEMORY_MB": 1024}
+
+    shown = cli(placement_service, "resource", "provider", "allocation", "show", consumer, "-f", "json")
+    assert [(row["resource_provider"], row["project_id"], row["user_id"]) for row in shown] == [(rp, project, user)]
+
+    in_use = cli(placement_service, "resource", "provider", "delete", rp, ok=False)
+    assert "has allocations" in in_use and "HTTP 409" in in_use
+
+    cli(placement_service, "resource", "provider", "allocation", "delete", consumer)
+    cli(placement_service, "resource", "provider", "delete", rp)
+    assert "HTTP 404" in cli(placement_service, "resource", "provider", "show", rp, ok=False)
+
+
+@pytest.mark.parametrize("path", ["/placement", "/placement/"])
+def test_version_document_needs_no_token(placement_service: PlacementService, path: str) -> None:
+    with urllib.request.urlopen(placement_service.root + path, timeout=30) as response:
+        assert response.status == 200
+        assert json.loads(response.read()) == VERSION_DOCUMENT
+
+
+def test_openstacksdk_placement_proxy(placement_service: PlacementService) -> None:
+    conn = openstack.connection.Connection(
+        auth_type="admin_token", auth={"endpoint": placement_service.base, "token": placement_service.key},
+        placement_api_version="1.28",
+    )
+    try:
+        endpoint = conn.placement.get_endpoint_data()  # version discovery on GET /placement[/]
+        assert (endpoint.min_microversion, endpoint.max_microversion) == ((1, 0), (1, 28))
+
+        name = f"sdk-rp-{uuid.uuid4().hex[:8]}"
+        provider = conn.placement.create_resource_provider(name=name)
+        assert (provider.name, provider.generation) == (name, 0)
+        assert name in [rp.name for rp in conn.placement.resource_providers(name=name)]
+
+        inventory = conn.placement.create_resource_provider_inventory(provider, resource_class="VCPU", total=4)
+        assert (inventory.total, inventory.resource_provider_generation) == (4, 1)
+        assert [(i.resource_class, i.total) for i in conn.placement.resource_provider_inventories(provider)] == [
+            ("VCPU", 4)]
+
+        conn.placement.delete_resource_provider(provider)
+        with pytest.raises(openstack.exceptions.NotFoundException):
+            conn.placement.get_resource_provider(provider.id)
+    finally:
+        conn.close()
