@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -19,14 +20,22 @@ SENTINEL = "sentinel-body-value-7f3a"
 
 @pytest.fixture
 def capture() -> Iterator[io.StringIO]:
-    """Everything the service logger writes while the test runs (its handler's stream, swapped)."""
+    """Everything the service logger writes while the test runs: a handler of the test's own, with the
+    service's formatter, on the service's logger (so no earlier test's handler or stream can hide a line)."""
     buffer = io.StringIO()
-    handler = logger.registered_handler
-    previous = handler.setStream(buffer)
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logger.registered_handler.formatter)
+    inner = logger._logger
+    inner.addHandler(handler)
+    level, disabled = inner.level, inner.disabled
+    inner.setLevel(logging.INFO)
+    inner.disabled = False
     try:
         yield buffer
     finally:
-        handler.setStream(previous)
+        inner.removeHandler(handler)
+        inner.setLevel(level)
+        inner.disabled = disabled
 
 
 def _requests(stream: io.StringIO) -> tuple[str, list[dict]]:
