@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from chalicelib.retained.rules import (
@@ -15,12 +17,14 @@ from chalicelib.retained.rules import (
     Item,
     Project,
     SiteBinding,
+    as_body,
     fence,
     list_digest,
     retained_accounts,
 )
 
 P, Q = "p-1", "q-1"
+P_ID, PARTY_ID = "11111111-1111-4111-8111-111111111111", "33333333-3333-4333-8333-333333333333"
 ITEM = Item(P, Q, generation=2, management_generation=5, required=True)
 ACTIVE = Project("active", 5)
 BOUND = SiteBinding("sb-1", "established")
@@ -61,6 +65,55 @@ def test_list_is_distinct_sorted_and_uses_the_current_binding() -> None:
     ]
 
 
-def test_digest_tells_lists_apart() -> None:
-    assert list_digest([]) == EMPTY_DIGEST
+def test_digest_is_the_sha256_of_the_compact_json_list() -> None:
+    # Pinned: a digest kept in the store must mean the same list after any change to the code.
+    assert hashlib.sha256(b"[]").hexdigest() == EMPTY_DIGEST
+    assert list_digest([(P, Q, "sb-1", 2)]) == hashlib.sha256(b'[["p-1","q-1","sb-1",2]]').hexdigest()
     assert list_digest([(P, Q, "b", 1)]) != list_digest([(P, Q, "b", 2)])
+
+
+def test_a_newer_membership_fences_the_list_per_project_and_party() -> None:
+    items = [Item("p-1", Q, 2, 1, True), Item("p-2", Q, 2, 1, True), Item("p-1", "q-2", 2, 1, True)]
+    projects = {"p-1": Project("active", 1), "p-2": Project("active", 1)}
+    bindings = {Q: SiteBinding("sb-1", "established"), "q-2": SiteBinding("sb-2", "established")}
+    # Q was added again to p-1 (generation 3): only that account goes; the same Party in p-2,
+    # and another Party in p-1, keep theirs; an equal or older generation fences nothing.
+    memberships = {("p-1", Q): 3, ("p-2", Q): 2, ("p-1", "q-2"): 1}
+    assert retained_accounts(items, projects, bindings, memberships) == [
+        ("p-1", "q-2", "sb-2", 2), ("p-2", Q, "sb-1", 2),
+    ]
+
+
+def test_every_fence_applies_in_the_list() -> None:
+    items = [
+        Item("p-1", Q, 1, 1, True),  # kept
+        Item("p-1", Q, 1, 1, False),  # not required (the required twin keeps the account)
+        Item("p-x", Q, 1, 1, True),  # unknown project
+        Item("p-2", Q, 1, 1, True),  # project closed
+        Item("p-3", Q, 1, 1, True),  # other management generation
+        Item("p-1", "q-gone", 1, 1, True),  # no binding
+        Item("p-1", "q-old", 1, 1, True),  # retired binding
+    ]
+    projects = {"p-1": Project("active", 1), "p-2": Project("closed", 1), "p-3": Project("active", 2)}
+    bindings = {Q: SiteBinding("sb-1", "established"), "q-old": SiteBinding("sb-0", "retired")}
+    assert retained_accounts(items, projects, bindings, {}) == [("p-1", Q, "sb-1", 1)]
+    assert retained_accounts([Item("p-1", Q, 1, 1, False)], projects, bindings, {}) == []
+
+
+def test_as_body_names_every_field_in_list_order() -> None:
+    accounts = [("p-1", "q-1", "sb-1", 1), ("p-2", "q-2", "sb-2", 7)]
+    assert as_body(9, accounts) == {
+        "revision": 9,
+        "accounts": [
+            {"projectId": "p-1", "partyId": "q-1", "bindingId": "sb-1", "generation": 1},
+            {"projectId": "p-2", "partyId": "q-2", "bindingId": "sb-2", "generation": 7},
+        ],
+    }
+    assert as_body(1, []) == {"revision": 1, "accounts": []}
+
+
+def test_as_body_conforms_to_the_contract() -> None:
+    from tests.support.contract import validate_schema
+
+    body = as_body(3, [(P_ID, PARTY_ID, "sb-1", 1)])
+    validate_schema("RetainedAccounts", body)

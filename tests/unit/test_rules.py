@@ -9,6 +9,7 @@ from chalicelib.allocations.rules import (
     next_revision,
     status_for,
 )
+from tests.support.contract import enum_of
 
 P = "11111111-1111-4111-8111-111111111111"
 LIM = {"cpu": 1000}
@@ -51,7 +52,8 @@ def test_reasons_and_lifecycle(observed, lifecycle, reasons):
     status = status_for(observed)
     assert status.lifecycle == lifecycle
     assert status.reasons == reasons
-    assert list(status.reasons) == [r for r in REASONS if r in status.reasons]  # contract enum order
+    assert list(status.reasons) == [r for r in enum_of("Reason") if r in status.reasons]  # the contract's order
+    assert status.lifecycle in enum_of("Lifecycle")
 
 
 @pytest.mark.parametrize(
@@ -83,3 +85,7 @@ def test_allocation_ids_are_deterministic_and_site_scoped():
     assert a != allocation_id_for("slurm", "res-1")
     assert a != allocation_id_for("k8s", "res-2")
     assert a[14] == "5"  # uuid5, within the contract's Id pattern
+
+
+def test_the_reasons_are_the_contracts_in_its_order() -> None:
+    assert list(REASONS) == enum_of("Reason")
