@@ -1,8 +1,18 @@
-"""Every response a test sees is checked against the OpenAPI document."""
+"""Every response a test sees is checked against the OpenAPI document.
+
+An operation of the document (its path and method) may answer only the statuses it documents,
+with the documented body. Outside the document, two answers are ours and nothing else:
+- a path the document does not have: 404 `{"code": ...}` (issue 7: API Gateway's one answer for
+  unknown paths, kept in the contract's shape);
+- HEAD on a path with a GET: what that GET documents, without a body;
+- a method the document does not give a path: 405 `{"code": ...}` once the Site credential is
+  accepted, else 401 like every operation of the document (the document's global `security`).
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import yaml
@@ -12,8 +22,10 @@ from referencing.jsonschema import DRAFT202012
 
 from chalicelib.contract import OPENAPI_PATH
 
-# Answers the issues add beyond the document: unknown route, wrong method.
-GENERIC_FAILURES = {404, 405}
+NO_SUCH_PATH = 404
+METHOD_NOT_DOCUMENTED = 405
+UNAUTHENTICATED = 401
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
 @functools.cache
@@ -31,6 +43,17 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator:
     return Draft202012Validator({"$ref": "urn:contract" + schema["$ref"]}, registry=_registry())
 
 
+def validate_schema(name: str, instance: Any) -> None:
+    """`instance` is valid against the document's `#/components/schemas/<name>` (raises if not)."""
+    _validator({"$ref": f"#/components/schemas/{name}"}).validate(instance)
+
+
+def enum_of(name: str) -> list[str]:
+    """The enum of a component schema (a string schema, or an array of them)."""
+    schema = document()["components"]["schemas"][name]
+    return list(schema.get("enum") or schema["items"]["enum"])
+
+
 def operation(operation_id: str) -> dict[str, Any]:
     for path_item in document()["paths"].values():
         for op in path_item.values():
@@ -39,21 +62,63 @@ def operation(operation_id: str) -> dict[str, Any]:
     raise KeyError(operation_id)
 
 
+@functools.cache
+def _path_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    # A path parameter is one non-empty segment; the rest of the template is literal.
+    return tuple(
+        (re.compile(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))), template)
+        for template in document()["paths"]
+    )
+
+
+def path_template(path: str) -> str | None:
+    """The document's path template that `path` (query string ignored) matches, or None."""
+    bare = path.split("?", 1)[0]
+    for pattern, template in _path_patterns():
+        if pattern.fullmatch(bare):
+            return template
+    return None
+
+
+def operation_id_for(method: str, path: str) -> str | None:
+    template = path_template(path)
+    if template is None:
+        return None
+    op = document()["paths"][template].get(method.lower())
+    return op["operationId"] if isinstance(op, dict) else None
+
+
 def failure_schema() -> dict[str, Any]:
     return {"$ref": "#/components/schemas/Failure"}
 
 
-def assert_conforms(operation_id: str | None, status: int, body: Any) -> None:
-    """The response is one the contract documents for the operation, with a conforming body."""
-    if operation_id is None:
-        assert status in GENERIC_FAILURES, status
+def assert_answer_conforms(method: str, path: str, status: int, body: Any) -> None:
+    """The answer to `method path` is one the document (or the two rules above) allows."""
+    template = path_template(path)
+    if template is None:
+        assert status == NO_SUCH_PATH, f"{method} {path}: a path the contract lacks answered {status}"
         _validator(failure_schema()).validate(body)
         return
+    if method.upper() == "HEAD" and operation_id_for("GET", path) is not None:
+        # HTTP: HEAD is the GET without its content (issue 7 item 5).
+        head_of = operation(operation_id_for("GET", path) or "")["responses"]
+        assert str(status) in head_of, f"HEAD {template} answered {status}, which its GET does not document"
+        assert body is None, f"HEAD {template} answered a body"
+        return
+    op_id = operation_id_for(method, path)
+    if op_id is None:
+        assert status in (METHOD_NOT_DOCUMENTED, UNAUTHENTICATED), (
+            f"{method} {template}: a method the contract lacks answered {status}"
+        )
+        _validator(failure_schema()).validate(body)
+        return
+    assert_conforms(op_id, status, body)
+
+
+def assert_conforms(operation_id: str, status: int, body: Any) -> None:
+    """The status is documented for the operation, and the body conforms to it."""
     responses = operation(operation_id)["responses"]
-    if str(status) not in responses:
-        assert status in GENERIC_FAILURES, f"{operation_id} answered undocumented {status}"
-        _validator(failure_schema()).validate(body)
-        return
+    assert str(status) in responses, f"{operation_id} answered undocumented {status}: {body!r}"
     content = responses[str(status)].get("content")
     if content is None:
         # 401 has no documented body; ours is still a bare code.
