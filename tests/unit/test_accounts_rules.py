@@ -15,6 +15,7 @@ from chalicelib.accounts.decision import (
     Accepted,
     Rejected,
     check_accounts,
+    confirmed_count,
     decide,
     set_fingerprint,
 )
@@ -193,6 +194,14 @@ def test_set_fingerprint_ignores_order() -> None:
     assert set_fingerprint([a, b]) == set_fingerprint([b, a])
     assert content_digest([a, b]) == content_digest([b, a])
     assert set_fingerprint([a]) != set_fingerprint([a, b])
+
+
+def test_confirmed_count_counts_the_ready_accounts() -> None:
+    accounts = _accounts(account(P1, "member-a"), account(P2, "member-b", state="incomplete"),
+                         account(str(uuid.uuid4()), "member-c"))
+    assert confirmed_count(accounts) == 2
+    assert confirmed_count(accounts[1:2]) == 0
+    assert confirmed_count([]) == 0
 
 
 def test_carry_over_records_a_remade_account() -> None:

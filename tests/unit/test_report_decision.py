@@ -6,6 +6,8 @@ wherever the record type lives.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from chalicelib.reports.decision import Accepted, Rejected, decide, resource_fingerprint
@@ -136,3 +138,19 @@ def test_resource_fingerprint_ignores_key_order_and_instant_notation_only() -> N
     assert resource_fingerprint(a) != resource_fingerprint(res(configured={"cpu": 1, "memory": 3}))
     assert resource_fingerprint(a) != resource_fingerprint(res(configured={"cpu": 1, "memory": 2},
                                                                observedAt="2026-03-01T10:00:00.1Z"))
+
+
+def test_the_message_data_is_what_was_sent_without_absent_fields() -> None:
+    from chalicelib.reports.models import ReportRequest
+
+    sent = f.report("r-1", nativeScope=None, applied=None)  # optional parts absent, not null
+    assert "nativeScope" not in sent["resource"] and "used" not in sent["resource"]
+    assert ReportRequest.model_validate(sent).data() == sent
+
+
+def test_resource_fingerprint_is_pinned() -> None:
+    # Saved allocations carry this fingerprint: an equal-instant resend is compared with it.
+    resource = res(nativeScope=None, applied=None, configured={"cpu": 1}, observedAt="1970-01-01T00:00:01.50Z")
+    canonical = ('{"configured":{"cpu":1},"observedAt":"1.5","offeringRef":"off-1","paused":false,'
+                 '"providerProjectRef":"wproj-1","providerState":"OK","resourceRef":"res-1"}')
+    assert resource_fingerprint(resource) == hashlib.sha256(canonical.encode()).hexdigest()
