@@ -113,3 +113,32 @@ def test_an_oversized_bucket_takes_the_fewest_balanced_parts() -> None:
                                                                              ["p6"]]
     assert all(len(p) <= PART_BYTES for p in encoded.parts)
     assert (encoded.bucket, encoded.content) == ("00", "c")
+
+
+def _account_encoding_exactly(size: int) -> StoredAccount:
+    """An account whose bucket encoding alone is exactly `size` bytes (random text, then digits to tune)."""
+    from chalicelib.accounts.sets import _encode
+
+    uid = _uid_encoding_to(size - 3000, 1)
+    for seed in range(5, 25):
+        rng = random.Random(seed)
+        digits = "".join(rng.choice("0123456789") for _ in range(20_000))
+
+        def account_with(k: int, digits: str = digits) -> StoredAccount:
+            return StoredAccount("p0", "member-x", uid, "sb-" + digits[:k], 1, True, "t", 1)
+
+        lo, hi = 0, len(digits)
+        while lo < hi:  # the first k whose encoding reaches `size`
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if len(_encode([account_with(mid)])) < size else (lo, mid)
+        if len(_encode([account_with(lo)])) == size:
+            return account_with(lo)
+    raise AssertionError(f"no account encodes to exactly {size} bytes")
+
+
+def test_a_part_of_exactly_part_bytes_is_allowed() -> None:
+    exact = _account_encoding_exactly(PART_BYTES)
+    encoded = encode_bucket("00", "c", [_stored("p1", "u"), exact])
+    assert len(encoded.parts[0]) == PART_BYTES
+    assert encoded.splits == ("p1",)
+    assert [[a.party_id for a in decode_rows(p)] for p in encoded.parts] == [["p0"], ["p1"]]

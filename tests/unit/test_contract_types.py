@@ -80,3 +80,14 @@ def test_as_integer_bounds() -> None:
         with pytest.raises(ValueError):
             as_integer(value, minimum=minimum, maximum=maximum)
     assert as_integer(10, minimum=0, maximum=10) == 10
+
+
+def test_timestamps_are_bounded_at_1024_characters() -> None:
+    from chalicelib.contract.types import MAX_TIMESTAMP_LENGTH, Timestamp
+
+    adapter = TypeAdapter(Timestamp)
+    longest = "2026-01-01T00:00:00." + "1" * (MAX_TIMESTAMP_LENGTH - 21) + "Z"
+    assert len(longest) == MAX_TIMESTAMP_LENGTH == 1024
+    assert adapter.validate_python(longest) == longest
+    with pytest.raises(ValidationError):
+        adapter.validate_python(longest[:-1] + "1Z")
