@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from chalicelib.idempotency import request_key
+from chalicelib.store.saved_results import request_key
 from loadtest.client import Answer, Client
 from loadtest.engine import BOUND_REFS, DUP, REPLAY, REPORT, STALE, LoadRun, Record, make_plan, verify
 from loadtest.harness import allocation_reader, dynamodb, generate_keys, poll, start_service

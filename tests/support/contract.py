@@ -15,27 +15,26 @@ import functools
 import re
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from chalicelib.contract import OPENAPI_PATH
+# The document and its operations are devkit/conformance.py's (shared with loadtest/); its
+# assert_conforms still lets a documented operation answer an undocumented 404/405: the check
+# below does not.
+from devkit.conformance import document, failure_schema, operation
 
 NO_SUCH_PATH = 404
 METHOD_NOT_DOCUMENTED = 405
 UNAUTHENTICATED = 401
-HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
-
-@functools.cache
-def document() -> dict[str, Any]:
-    return yaml.safe_load(OPENAPI_PATH.read_text())
+__all__ = ["assert_answer_conforms", "assert_conforms", "document", "enum_of", "failure_schema", "operation",
+           "operation_id_for", "path_template", "validate_schema"]
 
 
 @functools.cache
 def _registry() -> Registry:
-    return Registry().with_resource("urn:contract", Resource(contents=document(), specification=DRAFT202012))
+    return Registry().with_resource("urn:contract", DRAFT202012.create_resource(document()))
 
 
 def _validator(schema: dict[str, Any]) -> Draft202012Validator:
@@ -53,13 +52,6 @@ def enum_of(name: str) -> list[str]:
     schema = document()["components"]["schemas"][name]
     return list(schema.get("enum") or schema["items"]["enum"])
 
-
-def operation(operation_id: str) -> dict[str, Any]:
-    for path_item in document()["paths"].values():
-        for op in path_item.values():
-            if isinstance(op, dict) and op.get("operationId") == operation_id:
-                return op
-    raise KeyError(operation_id)
 
 
 @functools.cache
@@ -87,9 +79,6 @@ def operation_id_for(method: str, path: str) -> str | None:
     op = document()["paths"][template].get(method.lower())
     return op["operationId"] if isinstance(op, dict) else None
 
-
-def failure_schema() -> dict[str, Any]:
-    return {"$ref": "#/components/schemas/Failure"}
 
 
 def assert_answer_conforms(method: str, path: str, status: int, body: Any) -> None:

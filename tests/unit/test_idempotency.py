@@ -8,15 +8,9 @@ import time
 
 import pytest
 
-from chalicelib.idempotency import (
-    SavedResult,
-    fingerprint,
-    replay_answer,
-    request_key,
-    save_result_op,
-    saved_result,
-)
+from chalicelib.idempotency import SavedResult, fingerprint, replay_answer
 from chalicelib.store.codec import from_item
+from chalicelib.store.saved_results import request_key, save_result_op, saved_result
 from chalicelib.store.schema import TTL_ATTRIBUTE
 
 DAY = 86400

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from chalicelib.store.codec import from_item, key, key_id, to_item, to_value
+from chalicelib.store.codec import from_item, to_item, to_value
+from chalicelib.store.keys import key, key_id
 
 
 def test_to_item_serializes_each_value_and_leaves_none_out() -> None:

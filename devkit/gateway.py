@@ -1,0 +1,53 @@
+"""A minimal API Gateway stand-in: HTTP request -> Lambda proxy event -> the Chalice app.
+
+It uses Chalice's own route matcher and event converter, so the app runs
+exactly the code path it runs in Lambda. What API Gateway answers by itself
+is answered here the way the deployed gateway is configured to (see
+infra/): an unknown path is 404 `not_found`, an oversized body 400 `too_large`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from typing import Any
+from urllib.parse import unquote
+
+from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
+
+from chalicelib.http.family import unknown_route
+
+# API Gateway refuses payloads over 10 MB before Lambda sees them.
+GATEWAY_MAX_BODY = 10 * 1024 * 1024
+
+
+def _error(status: int, code: str) -> dict[str, Any]:
+    # The same bytes as the app's own `{"code": ...}` answers (and API Gateway's configured responses).
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"code": code}, separators=(",", ":")),
+    }
+
+
+class LocalGateway:
+    def __init__(self, app: Any) -> None:
+        self._app = app
+        self._converter = LambdaEventConverter(RouteMatcher(list(app.routes)), app.api.binary_types)
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> dict[str, Any]:
+        if body is not None and len(body) > GATEWAY_MAX_BODY:
+            return _error(400, "too_large")
+        try:
+            event = self._converter.create_lambda_event(method, path, headers, body)
+        except ValueError:
+            return unknown_route(method, path, headers)
+        event["requestContext"]["requestId"] = str(uuid.uuid4())
+        # API Gateway hands Lambda percent-decoded path parameters.
+        event["pathParameters"] = {k: unquote(v) for k, v in (event.get("pathParameters") or {}).items()}
+        context = LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000)
+        response = self._app(event, context)
+        if response.get("isBase64Encoded") and response.get("body"):
+            response["body"] = base64.b64decode(response["body"])
+        return response
