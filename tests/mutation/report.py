@@ -13,6 +13,7 @@ MINIMUM, or when a listed mutant no longer survives (the list must stay true).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 import tomllib
@@ -29,8 +30,10 @@ KILLED = {"killed", "timeout", "caught by type check"}
 
 
 def modules() -> list[str]:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
-    return list(config["only_mutate"])
+    """The files `only_mutate` names, its patterns matched as mutmut matches them (fnmatch)."""
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "chalicelib").rglob("*.py"))
+    return [f for f in files if any(fnmatch.fnmatch(f, pattern) for pattern in patterns)]
 
 
 def equivalents() -> dict[str, str]:
