@@ -138,5 +138,20 @@ load: setup ## concurrent reports, replays, stale ones; then nothing lost (LOAD_
 fault: setup ## the store cut off in the middle of a load run: every request 503, then converges
 	$(PY) -m pytest tests/integration/test_fault_outage.py
 
+# --- Mutation testing (docs/mutation.md) ---------------------------------------------------------
+# The modules are `[tool.mutmut] only_mutate` in pyproject.toml; the tests are the unit tier.
+# A full run starts from a clean mutants/ (cached verdicts would outlive the tests that earned
+# them); MUTANTS='chalicelib.reports.decision.*' re-runs one module's mutants on the cache.
+# MUTATE_JOBS: parallel mutants (CPU heavy: keep it at the cores you may use).
+.PHONY: mutate
+MUTATE_JOBS ?= 2
+MUTANTS ?=
+
+mutate: setup ## mutmut over the pure modules, unit tier; score per module, equivalent survivors
+	$(if $(MUTANTS),,rm -rf mutants)
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $(if $(MUTANTS),'$(MUTANTS)') > mutants.log 2>&1 \
+	  || { tail -n 40 mutants.log; exit 1; }
+	$(PY) -m tests.mutation.report
+
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

@@ -3,8 +3,13 @@
 The service runs as `make run` runs it (its own process, the real handler stack), with
 low store timeouts, talking to its store through a loopback proxy (loadtest/proxy.py).
 While concurrent clients send reports, replays, reused ids, stale reports and reads
-(loadtest/engine.py), two variants, chosen by the integration tier's store (RP_TEST_STORE),
-and the test prints which one ran:
+(loadtest/engine.py), the test drives the fault itself, phase by phase, each begun and ended
+by an explicit signal (proxy.cut / lose_replies / restore, the store's kill and restart).
+Nothing is judged by clock windows: what must hold during a phase is checked on probe
+requests the test itself sends after the phase began and answered before the test ends it,
+and on the load's records in the order they were answered (list positions at the signals).
+Two variants, chosen by the integration tier's store (RP_TEST_STORE); the test prints which
+one ran:
 
 `restart` (DynamoDB Local): a dedicated DynamoDB Local for this test, its database on disk
 (`-dbPath`, SQLite) in the test's tmp dir, `-sharedDb`.
@@ -14,18 +19,20 @@ and the test prints which one ran:
    to the store drains DynamoDB Local's SQLite queue, then the java process is SIGKILLed by
    its PID (a crash: a transaction in flight is rolled back by SQLite's journal on restart)
    and waited for; the proxy passes through again, so the service meets the dead port
-   (refused). Every request that starts and ends in that window (fence to restart) must be
-   answered 503 `{"code":"unavailable"}`. Then the store is started again on the same
-   dbPath and the same port, polled until it answers, and every write the service had
-   acknowledged before the kill must be in it with the result that was answered.
+   (refused). Every probe (new report, replay, read) is answered 503 `{"code":"unavailable"}`.
+   Then the store is started again on the same dbPath and the same port, polled until it
+   answers, and every write the load had acknowledged before the fence must be in it with
+   the result that was answered.
    Why the fence and the drain: DynamoDB Local answers a TransactWriteItems before its
    COMMIT has run (it queues the COMMIT on its SQLite thread without waiting), so killing
    it under traffic - SIGKILL every time, SIGTERM sometimes - loses the last acknowledged
    write, which real DynamoDB never does. Draining first keeps "acknowledged = durable".
 2. the store takes writes but their answers are lost (proxy: TransactWriteItems reach it
-   and are applied, the service times out): such writes are answered 503 although they
-   happened, and some of them must indeed be in the store;
-3. the store is back. Every request answered 503 is repeated, as an agent does, until
+   and are applied, the service times out): every probe report is answered 503 although
+   it was applied (its saved result is in the store), while a replay, which needs no write,
+   is answered;
+3. the store is back. Each probe is repeated and gets the result that was saved for it,
+   applied once; every request of the load answered 503 is repeated, as an agent does, until
    it gets an answer; then every check of `make load` must hold: no 5xx but 503, each
    request's answers identical (a write applied during the fault is found, not applied
    twice), per resource revisions 1..n once each, the newest report stored (read
@@ -44,13 +51,14 @@ import signal
 import threading
 import time
 import uuid
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 from chalicelib.store.saved_results import request_key
-from loadtest.client import Client
-from loadtest.engine import DUP, GET, REPLAY, REPORT, STALE, WRITE_KINDS, LoadRun, Record, make_plan, verify
+from loadtest.client import Answer, Client
+from loadtest.engine import BOUND_REFS, DUP, REPLAY, REPORT, STALE, LoadRun, Record, make_plan, verify
 from loadtest.harness import allocation_reader, dynamodb, generate_keys, poll, start_service
 from loadtest.load import bind_projects
 from loadtest.proxy import FaultProxy
@@ -67,10 +75,11 @@ pytestmark = pytest.mark.slow
 REQUESTS = 1200
 RESOURCES = 16
 CLIENTS = 8
-DOWN_ANSWERS = 60  # requests answered entirely inside the outage window
-LOST_WRITES = 12  # writes answered entirely while the store's answers to writes were lost
+DOWN_PROBES = 20  # of each kind (new report, replay, read) while the store is down
+LOST_PROBES = 6  # new reports while the store's answers to writes are lost
 BACKOFF_AFTER_503 = 0.25  # per client, as an agent backs off: the outage does not burn the whole plan
 RESTART_ATTEMPTS = 3  # the port is free once java is gone; a few tries in case another socket grabbed it
+HANG_GUARD = 300.0  # seconds: only to fail instead of hanging when an awaited event never comes
 STORE_TIMEOUTS = {
     "RP_STORE_CONNECT_TIMEOUT": "0.5",
     "RP_STORE_READ_TIMEOUT": "1",
@@ -78,10 +87,8 @@ STORE_TIMEOUTS = {
     "RP_LOG_LEVEL": "WARNING",
 }
 RESTART, PROXY = "restart", "proxy"
-
-
-def _within(records: list[Record], start: float, end: float) -> list[Record]:
-    return [r for r in records if r.started >= start and r.finished <= end]
+UNAVAILABLE = (503, b'{"code":"unavailable"}')
+REPORTS = "/resource-provisioning/k8s/reports"
 
 
 def _kill(store: StoreServer) -> None:
@@ -103,21 +110,55 @@ def _restart(db_path, port: int) -> StoreServer:
     raise AssertionError("unreachable")
 
 
+def _saved(store_endpoint: str, table: str, request_id: str) -> tuple[int, Any] | None:
+    """The result the store saved for a report's requestId, read straight from the store."""
+    client = dynamodb(store_endpoint)
+    try:
+        item = client.get_item(TableName=table, Key=request_key("k8s", "report", request_id),
+                               ConsistentRead=True).get("Item")
+    finally:
+        client.close()
+    return (int(item["status"]["N"]), json.loads(item["body"]["S"])) if item else None
+
+
 def _unacknowledged(store_endpoint: str, table: str, records: list[Record]) -> tuple[int, list[str]]:
     """Every report answered 200/422 must have its saved result in the store, equal to the answer."""
-    client = dynamodb(store_endpoint)
     checked, missing = 0, []
     for r in records:
         if r.kind not in (REPORT, DUP, REPLAY, STALE) or r.status not in (200, 422) or r.request_id is None:
             continue
         checked += 1
-        item = client.get_item(TableName=table, Key=request_key("k8s", "report", r.request_id),
-                               ConsistentRead=True).get("Item")
-        saved = (int(item["status"]["N"]), json.loads(item["body"]["S"])) if item else None
+        saved = _saved(store_endpoint, table, r.request_id)
         if saved != (r.status, r.parsed):
             missing.append(f"{r.kind} {r.request_id}: answered {r.status} {r.raw[:120]!r}, stored {saved}")
-    client.close()
     return checked, missing
+
+
+class Probe:
+    """The test's own requests, outside the load's plan: resources `probe-<n>` of a bound ref."""
+
+    def __init__(self, base_url: str, key: str) -> None:
+        self.client = Client(base_url, key, timeout=60)
+        self.sent: dict[str, dict[str, Any]] = {}
+
+    def report(self, name: str, request_id: str | None = None) -> Answer:
+        message = self.sent.get(request_id or "") or {
+            "requestId": request_id or f"probe-{name}-{uuid.uuid4().hex[:8]}",
+            "resource": {"resourceRef": f"probe-{name}", "offeringRef": "probe", "providerProjectRef": BOUND_REFS[0],
+                         "providerState": "OK", "paused": False, "nativeScope": "ns", "configured": {"cpu": 1},
+                         "applied": {"cpu": 1}, "observedAt": "2026-03-01T10:00:00Z"},
+        }
+        self.sent[message["requestId"]] = message
+        return self.client.post(REPORTS, message)
+
+    def last_request_id(self) -> str:
+        return list(self.sent)[-1]
+
+    def read(self, allocation_id: str) -> Answer:
+        return self.client.get(f"/resource-provisioning/k8s/allocations/{allocation_id}")
+
+    def close(self) -> None:
+        self.client.close()
 
 
 def test_store_outage_in_the_middle_of_a_load_run(request, tmp_path):
@@ -136,9 +177,9 @@ def test_store_outage_in_the_middle_of_a_load_run(request, tmp_path):
     proxy = FaultProxy(store_port).start()
     keys = generate_keys()
     service = None
+    probe: Probe | None = None
     loader: threading.Thread | None = None
     run: LoadRun | None = None
-    restart_seconds = 0.0
     durable_checked = 0
     try:
         service = start_service(
@@ -146,87 +187,73 @@ def test_store_outage_in_the_middle_of_a_load_run(request, tmp_path):
             log_dir=tmp_path,
         )
         bind_projects(service.base_url, keys["service"])
+        probe = Probe(service.base_url, keys["k8s"])
+        first = probe.report("0")  # acknowledged before the outage: replayed and read during it
+        assert first.status == 200, first.raw
+        first_id, first_allocation = probe.last_request_id(), first.body["allocationId"]
+
         plan = make_plan("fault", REQUESTS, RESOURCES, seed=11)
         run = LoadRun(service.base_url, keys["k8s"], plan, CLIENTS, seed=11, backoff_after_503=BACKOFF_AFTER_503)
-        loader = threading.Thread(target=run.run, args=(time.monotonic() + 240,), daemon=True)
+        loader = threading.Thread(target=run.run, args=(time.monotonic() + 3600,), daemon=True)
         loader.start()
-        assert poll(lambda: run.completed >= REQUESTS // 5, 120), "the load did not get going"
+        assert poll(lambda: run.completed >= REQUESTS // 5, HANG_GUARD), "the load did not get going"
 
-        def answered_since(start: float) -> int:
-            return len(_within(run.records_since(0), start, time.monotonic()))
-
-        # 1. The store goes away.
-        proxy.cut()  # restart: the fence (nothing answered by the store from now on reaches the service)
-        down_from = time.monotonic()
+        # 1. The store goes away (signal: the fence), then dies (restart) or stays cut off (proxy).
+        acknowledged = run.records_since(0)  # every one of these was answered before the fence
+        proxy.cut()
         if variant == RESTART:
             direct = dynamodb(store.endpoint)
             direct.get_item(TableName=table, Key=request_key("k8s", "report", "drain"), ConsistentRead=True)
             direct.close()  # answered after every COMMIT queued before it: all acknowledged writes are on disk
             _kill(store)
-            killed_at = time.monotonic()
             proxy.restore()  # pass-through again: the service's connections now meet the dead port
-        assert poll(lambda: answered_since(down_from) >= DOWN_ANSWERS, 30), (
-            "too few requests answered while the store was down"
-        )
-        down_to = time.monotonic()
+        down = []
+        for i in range(DOWN_PROBES):
+            down += [("report", probe.report(f"down-{i}")), ("replay", probe.report("0", request_id=first_id)),
+                     ("read", probe.read(first_allocation))]
+        wrong = [(what, a.status, a.raw[:120]) for what, a in down if (a.status, a.raw) != UNAVAILABLE]
+        assert not wrong, f"{len(wrong)} of {len(down)} probes while the store was down were not 503: {wrong[:3]}"
+        load_during_outage = len(run.records_since(len(acknowledged)))
         if variant == RESTART:
-            store = _restart(db_path, store_port)
-            restart_seconds = time.monotonic() - down_to
+            store = _restart(db_path, store_port)  # signal: the store is back (it answered ListTables)
             assert store.endpoint == f"http://127.0.0.1:{store_port}"
-            # Acknowledged before the kill: in the store after the restart, as answered.
-            acked = [r for r in run.records_since(0) if r.finished < killed_at]
-            durable_checked, missing = _unacknowledged(store.endpoint, table, acked)
+            durable_checked, missing = _unacknowledged(store.endpoint, table, acknowledged)
             assert durable_checked and not missing, (
                 f"{len(missing)} of {durable_checked} acknowledged writes lost by the restart: {missing[:3]}"
             )
 
-        # 2. Writes reach the store, their answers do not come back.
+        # 2. Writes reach the store, their answers do not come back (signal: lose_replies).
         proxy.lose_replies()
-        lost_from = time.monotonic()
+        lost = [(probe.report(f"lost-{i}"), probe.last_request_id()) for i in range(LOST_PROBES)]
+        replay_while_lost = probe.report("0", request_id=first_id)
+        applied = {request_id: _saved(store.endpoint, table, request_id) for _, request_id in lost}
 
-        def lost_writes() -> list[Record]:
-            return [r for r in _within(run.records_since(0), lost_from, time.monotonic())
-                    if r.kind in WRITE_KINDS and r.status == 503]
-
-        assert poll(lambda: len(lost_writes()) >= LOST_WRITES, 60), (
-            f"too few writes during the lost answers: {len(lost_writes())} in"
-            f" {len(_within(run.records_since(0), lost_from, time.monotonic()))} requests,"
-            f" load {'running' if loader.is_alive() else 'ended'} at {run.completed} requests"
-        )
-        restore_at = time.monotonic()
-
-        # 3. The store is back; the load goes on to its end.
+        # 3. The store is back (signal: restore); the load goes on to its end.
         proxy.restore()
-        assert loader.is_alive(), "the load ended before the store came back: the outage was not in the middle"
-        loader.join(timeout=300)
+        assert [(a.status, a.raw) for a, _ in lost] == [UNAVAILABLE] * LOST_PROBES, (
+            "a write was answered while the store's answers to writes were lost"
+        )
+        missing_writes = [request_id for request_id, saved in applied.items() if saved is None]
+        assert not missing_writes, f"writes answered 503 but not applied although they reached it: {missing_writes}"
+        assert (replay_while_lost.status, replay_while_lost.body) == (first.status, first.body), (
+            "a replay needs no write: it is answered even while the answers to writes are lost"
+        )
+        for _, request_id in lost:
+            repeat = probe.report("", request_id=request_id)
+            assert (repeat.status, repeat.body) == applied[request_id], "the repeat did not find the applied write"
+            assert repeat.body["revision"] == 1
+            read = probe.read(repeat.body["allocationId"])
+            assert (read.status, read.body["revision"]) == (200, 1)
+
+        loader.join(timeout=HANG_GUARD)
         assert not loader.is_alive(), "the load run did not end"
-
         records = run.records_since(0)
-        down = _within(records, down_from, down_to)
-        wrong = [r for r in down if (r.status, r.raw) != (503, b'{"code":"unavailable"}')]
-        assert not wrong, f"{len(wrong)} of {len(down)} requests during the outage were not 503: {wrong[:3]}"
-        assert len(down) >= DOWN_ANSWERS
-        assert {r.kind for r in down} >= {REPORT, GET}, "the outage saw reports and reads"
-
-        # Writes answered 503 while their answers were lost: some were applied all the same.
-        during_loss = [r for r in _within(records, lost_from, restore_at) if r.kind in WRITE_KINDS]
-        unavailable = [r for r in during_loss if r.status == 503]
-        direct = dynamodb(store.endpoint)
-        applied = [
-            r for r in unavailable
-            if direct.get_item(TableName=table, Key=request_key("k8s", "report", r.request_id),
-                               ConsistentRead=True).get("Item")
-        ]
-        direct.close()
-        assert len(unavailable) >= LOST_WRITES
-        assert applied, "no write was applied while its answer was lost: the fault did not bite"
-        # A replay (or a duplicate's twin, or a reused id) finds a saved result without writing, so
-        # it may be answered while writes are lost; a first report or a stale one needs a write.
-        answered = [r for r in during_loss if r.status != 503 and r.kind in (REPORT, STALE)]
-        assert not answered, f"reports answered while no write could be: {answered[:3]}"
+        assert load_during_outage and any(r.status == 503 for r in records[len(acknowledged):]), (
+            "the load never met the outage: it was not in the middle of the run"
+        )
 
         # Repeat every 503 until answered; then everything converges with nothing lost or doubled.
-        remaining = run.converge(attempts=20, seconds=120)
+        remaining = run.converge(attempts=20, seconds=HANG_GUARD)
         assert remaining == 0, f"{remaining} requests still unanswered after the store came back"
         reader = Client(service.base_url, keys["k8s"])
         try:
@@ -236,17 +263,17 @@ def test_store_outage_in_the_middle_of_a_load_run(request, tmp_path):
             reader.close()
         repeated = sum(1 for r in run.records_since(0) if r.phase == "converge")
         how = (
-            f"restart: DynamoDB Local (dbPath) SIGKILLed by PID and started again on port {store_port}"
-            f" in {restart_seconds:.1f}s, {durable_checked} writes acknowledged before the kill found intact"
+            f"restart: DynamoDB Local (dbPath) SIGKILLed by PID and started again on port {store_port},"
+            f" {durable_checked} writes acknowledged before the fence found intact"
             if variant == RESTART else
             f"proxy only: {kind} kept running, cut off by the proxy (it cannot be restarted without losing data)"
         )
         print(
             f"\nfault variant {how}\n"
-            f"fault: {len(records)} requests, {len(down)} during the outage (all 503),"
-            f" {len(unavailable)} writes answered 503 while answers were lost ({len(applied)} of them applied),"
-            f" {repeated} repeats to converge, {verdict.figures.get('resources')} resources checked,"
-            f" lost = {verdict.lost}"
+            f"fault: {len(records)} load requests ({load_during_outage} answered while the store was down),"
+            f" {len(down)} probes during the outage (all 503), {LOST_PROBES} writes answered 503 while answers"
+            f" were lost (all applied, found once on repeat), {repeated} repeats to converge,"
+            f" {verdict.figures.get('resources')} resources checked, lost = {verdict.lost}"
         )
         assert verdict.ok, "\n".join(verdict.problems[:30])
         assert service.child.alive(), service.child.log_tail()
@@ -255,6 +282,8 @@ def test_store_outage_in_the_middle_of_a_load_run(request, tmp_path):
             run.stop()
         if loader is not None:
             loader.join(timeout=60)
+        if probe is not None:
+            probe.close()
         if service is not None:
             service.stop()
         proxy.close()

@@ -9,6 +9,7 @@ from chalicelib.runtime import build_services, use_services
 from tests.conftest import make_settings
 from tests.integration.helpers import EVENTS, allocation, bind, send
 from tests.support import factories as f
+from tests.support.faults import THROTTLED, failing, store_answers
 
 
 def closed_port() -> int:
@@ -90,21 +91,50 @@ def test_a_failed_write_converges_on_repeat_to_exactly_one_application(api, serv
 
 def test_intake_outage_midway_converges(api, services):
     events = [f.binding_event(f"b-{i}", f"wp-{i}") for i in range(10)]
-    calls = {"n": 0}
-
-    def flaky(**_):
-        calls["n"] += 1
-        if calls["n"] == 6:
-            raise EndpointConnectionError(endpoint_url="http://store")
-
-    services.client.meta.events.register("before-send.dynamodb", flaky, unique_id="flaky")
-    try:
+    # The store goes away after five requests of the batch (retries included) and stays away.
+    with failing(services.client, "TransactWriteItems", skip=5) as seen:
         first = api.post(EVENTS, {"events": events}, key="service")
-    finally:
-        services.client.meta.events.unregister("before-send.dynamodb", unique_id="flaky")
-    assert first.status in (200, 503)
+    assert seen[0] > 5, "the fault never fired: the batch needed no more than five writes"
+    assert (first.status, first.body) == (503, {"code": "unavailable"})
+    applied_before = [i for i in range(10)
+                      if api.get(f"/resource-provisioning/k8s/projects/wp-{i}", key="k8s").status == 200]
+    assert len(applied_before) < 10, "everything was applied although the store went away"
     again = api.post(EVENTS, {"events": events}, key="service")
     assert again.status == 200
     assert again.body["applied"] + again.body["ignored"] == 10
     for i in range(10):
         assert api.get(f"/resource-provisioning/k8s/projects/wp-{i}", key="k8s").status == 200
+
+
+@pytest.mark.parametrize("code", THROTTLED)
+def test_a_throttled_write_is_503_with_nothing_applied(api, services, code):
+    bind(api)
+    first = send(api, f.report("r0", observedAt="2026-03-01T09:00:00Z"))
+    with store_answers(services.client, "TransactWriteItems", code) as seen:
+        throttled = send(api, f.report("r1", paused=True))
+    assert seen[0] >= services.settings.max_attempts  # botocore retried it, then gave up
+    assert (throttled.status, throttled.body) == (503, {"code": "unavailable"})
+    before = allocation(api, first.body["allocationId"]).body
+    assert (before["lifecycle"], before["revision"]) == ("ready", 1)  # nothing half-applied
+    repeat = send(api, f.report("r1", paused=True))
+    assert (repeat.status, repeat.body["lifecycle"], repeat.body["revision"]) == (200, "suspended", 2)
+
+
+@pytest.mark.parametrize("code", THROTTLED)
+def test_a_throttled_read_is_503(api, services, code):
+    bind(api)
+    alloc = send(api, f.report("r0")).body["allocationId"]
+    with store_answers(services.client, "GetItem", code) as seen:
+        answer = allocation(api, alloc)
+    assert seen[0] >= services.settings.max_attempts
+    assert (answer.status, answer.body) == (503, {"code": "unavailable"})
+    assert allocation(api, alloc).status == 200
+
+
+def test_a_throttle_that_clears_within_the_retries_is_invisible(api, services):
+    bind(api)
+    # One throttled answer, then the store takes the write: botocore's retry absorbs it.
+    with store_answers(services.client, "TransactWriteItems", "ProvisionedThroughputExceededException",
+                       times=1) as seen:
+        answer = send(api, f.report("r0"))
+    assert seen[0] == 2 and answer.status == 200

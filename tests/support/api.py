@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devkit.gateway import LocalGateway
-from tests.support.contract import assert_conforms
+from tests.support.contract import assert_answer_conforms
 
 _OPERATIONS = [
     (re.compile(r"/resource-provisioning/[^/]+/reports"), "report"),
@@ -65,7 +65,7 @@ class ApiClient:
             status, payload, out_headers = response.status_code, response.body, dict(response.headers)
         parsed = json.loads(payload) if payload else None
         if check and path.split("?", 1)[0] != INTAKE_PATH:
-            assert_conforms(operation_for(path), status, parsed)
+            assert_answer_conforms(method, path, status, parsed)
         elif check:
             assert status in (200, 400, 401, 404, 405, 503), status
             if status != 200:

@@ -7,12 +7,14 @@ and faults are injected where botocore sends HTTP requests.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError
 
 from chalicelib.runtime import Services, build_services
@@ -50,3 +52,71 @@ def failing(client: Any, operation: str, skip: int = 0) -> Iterator[list[int]]:
         yield seen
     finally:
         client.meta.events.unregister(event, fail)
+
+
+class _Body:
+    """The raw body botocore reads from an HTTP response (urllib3's `stream()`)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._data
+
+
+THROTTLED = ("ProvisionedThroughputExceededException", "ThrottlingException")
+
+
+@contextlib.contextmanager
+def store_answers(client: Any, operation: str, code: str, status: int = 400,
+                  skip: int = 0, times: int | None = None) -> Iterator[list[int]]:
+    """`operation` requests after the first `skip` (the next `times` of them, or all) are answered
+    on the wire by DynamoDB's error `code` (HTTP `status`, DynamoDB's JSON error body) instead of
+    reaching the store: botocore parses and retries them exactly as real answers.
+    Yields [requests seen]."""
+    seen = [0]
+    lock = threading.Lock()
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": "injected"}).encode()
+
+    def answer(request: Any, **_: Any) -> AWSResponse | None:
+        with lock:
+            seen[0] += 1
+            if seen[0] <= skip or (times is not None and seen[0] > skip + times):
+                return None
+        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "injected-fault",
+                   "Content-Length": str(len(body))}
+        return AWSResponse(str(request.url), status, headers, _Body(body))
+
+    event = f"before-send.dynamodb.{operation}"
+    client.meta.events.register(event, answer)
+    try:
+        yield seen
+    finally:
+        client.meta.events.unregister(event, answer)
+
+
+@contextlib.contextmanager
+def unprocessed_batch_reads(client: Any, times: int | None = None) -> Iterator[list[int]]:
+    """The first `times` BatchGetItem requests (or all) are answered as DynamoDB answers a batch
+    it could not serve (throttled): HTTP 200, nothing found, every key back in UnprocessedKeys.
+    Yields [requests answered so]."""
+    seen = [0]
+    lock = threading.Lock()
+
+    def answer(request: Any, **_: Any) -> AWSResponse | None:
+        with lock:
+            if times is not None and seen[0] >= times:
+                return None
+            seen[0] += 1
+        asked = json.loads(request.body)["RequestItems"]
+        body = json.dumps({"Responses": {table: [] for table in asked}, "UnprocessedKeys": asked}).encode()
+        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "injected-unprocessed",
+                   "Content-Length": str(len(body))}
+        return AWSResponse(str(request.url), 200, headers, _Body(body))
+
+    event = "before-send.dynamodb.BatchGetItem"
+    client.meta.events.register(event, answer)
+    try:
+        yield seen
+    finally:
+        client.meta.events.unregister(event, answer)

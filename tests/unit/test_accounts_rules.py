@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import uuid
 
@@ -14,6 +15,7 @@ from chalicelib.accounts.decision import (
     Accepted,
     Rejected,
     check_accounts,
+    confirmed_count,
     decide,
     set_fingerprint,
 )
@@ -194,6 +196,14 @@ def test_set_fingerprint_ignores_order() -> None:
     assert set_fingerprint([a]) != set_fingerprint([a, b])
 
 
+def test_confirmed_count_counts_the_ready_accounts() -> None:
+    accounts = _accounts(account(P1, "member-a"), account(P2, "member-b", state="incomplete"),
+                         account(str(uuid.uuid4()), "member-c"))
+    assert confirmed_count(accounts) == 2
+    assert confirmed_count(accounts[1:2]) == 0
+    assert confirmed_count([]) == 0
+
+
 def test_carry_over_records_a_remade_account() -> None:
     first = carry_over(_accounts(account(P1, "member-a", native_uid="uid-1"))[0], None, "t1")
     assert (first.since, first.incarnation) == ("t1", 1)
@@ -203,9 +213,24 @@ def test_carry_over_records_a_remade_account() -> None:
     assert (remade.native_uid, remade.since, remade.incarnation) == ("uid-2", "t3", 2)
 
 
-def test_buckets_are_stable_and_spread() -> None:
+@pytest.mark.parametrize(
+    ("party_id", "bucket"),
+    [
+        ("11111111-1111-4111-8111-111111111111", "37"),
+        ("33333333-3333-4333-8333-333333333333", "17"),
+        ("00000000-0000-4000-8000-000000000000", "32"),
+        ("ffffffff-ffff-4fff-bfff-ffffffffffff", "17"),
+    ],
+)
+def test_bucket_of_is_pinned(party_id: str, bucket: str) -> None:
+    # Stored sets are found by these buckets: any change to bucket_of orphans them.
+    assert bucket_of(party_id) == bucket
+    digest = hashlib.sha256(party_id.encode("ascii")).digest()
+    assert bucket == f"{int.from_bytes(digest[:4], 'big') % 64:02d}"
+
+
+def test_buckets_spread() -> None:
     parties = [str(uuid.uuid4()) for _ in range(4096)]
-    assert all(bucket_of(p) == bucket_of(p) for p in parties[:10])
     used = {bucket_of(p) for p in parties}
     assert len(used) == BUCKETS
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
 
@@ -21,6 +22,7 @@ from chalicelib.retained.rules import (
     Item,
     Project,
     SiteBinding,
+    as_body,
     change_shard,
     decode_list,
     encode_list,
@@ -32,6 +34,7 @@ from chalicelib.retained.rules import (
 )
 
 P, Q = "p-1", "q-1"
+P_ID, PARTY_ID = "11111111-1111-4111-8111-111111111111", "33333333-3333-4333-8333-333333333333"
 ITEM = Item(P, Q, generation=2, management_generation=5, required=True)
 ACTIVE = Project("active", 5)
 BOUND = SiteBinding("sb-1", "established")
@@ -72,9 +75,58 @@ def test_list_is_distinct_sorted_and_uses_the_current_binding() -> None:
     ]
 
 
-def test_digest_tells_lists_apart() -> None:
-    assert list_digest([]) == EMPTY_DIGEST
+def test_digest_is_the_sha256_of_the_compact_json_list() -> None:
+    # Pinned: a digest kept in the store must mean the same list after any change to the code.
+    assert hashlib.sha256(b"[]").hexdigest() == EMPTY_DIGEST
+    assert list_digest([(P, Q, "sb-1", 2)]) == hashlib.sha256(b'[["p-1","q-1","sb-1",2]]').hexdigest()
     assert list_digest([(P, Q, "b", 1)]) != list_digest([(P, Q, "b", 2)])
+
+
+def test_a_newer_membership_fences_the_list_per_project_and_party() -> None:
+    items = [Item("p-1", Q, 2, 1, True), Item("p-2", Q, 2, 1, True), Item("p-1", "q-2", 2, 1, True)]
+    projects = {"p-1": Project("active", 1), "p-2": Project("active", 1)}
+    bindings = {Q: SiteBinding("sb-1", "established"), "q-2": SiteBinding("sb-2", "established")}
+    # Q was added again to p-1 (generation 3): only that account goes; the same Party in p-2,
+    # and another Party in p-1, keep theirs; an equal or older generation fences nothing.
+    memberships = {("p-1", Q): 3, ("p-2", Q): 2, ("p-1", "q-2"): 1}
+    assert retained_accounts(items, projects, bindings, memberships) == [
+        ("p-1", "q-2", "sb-2", 2), ("p-2", Q, "sb-1", 2),
+    ]
+
+
+def test_every_fence_applies_in_the_list() -> None:
+    items = [
+        Item("p-1", Q, 1, 1, True),  # kept
+        Item("p-1", Q, 1, 1, False),  # not required (the required twin keeps the account)
+        Item("p-x", Q, 1, 1, True),  # unknown project
+        Item("p-2", Q, 1, 1, True),  # project closed
+        Item("p-3", Q, 1, 1, True),  # other management generation
+        Item("p-1", "q-gone", 1, 1, True),  # no binding
+        Item("p-1", "q-old", 1, 1, True),  # retired binding
+    ]
+    projects = {"p-1": Project("active", 1), "p-2": Project("closed", 1), "p-3": Project("active", 2)}
+    bindings = {Q: SiteBinding("sb-1", "established"), "q-old": SiteBinding("sb-0", "retired")}
+    assert retained_accounts(items, projects, bindings, {}) == [("p-1", Q, "sb-1", 1)]
+    assert retained_accounts([Item("p-1", Q, 1, 1, False)], projects, bindings, {}) == []
+
+
+def test_as_body_names_every_field_in_list_order() -> None:
+    accounts = [("p-1", "q-1", "sb-1", 1), ("p-2", "q-2", "sb-2", 7)]
+    assert as_body(9, accounts) == {
+        "revision": 9,
+        "accounts": [
+            {"projectId": "p-1", "partyId": "q-1", "bindingId": "sb-1", "generation": 1},
+            {"projectId": "p-2", "partyId": "q-2", "bindingId": "sb-2", "generation": 7},
+        ],
+    }
+    assert as_body(1, []) == {"revision": 1, "accounts": []}
+
+
+def test_as_body_conforms_to_the_contract() -> None:
+    from tests.support.contract import validate_schema
+
+    body = as_body(3, [(P_ID, PARTY_ID, "sb-1", 1)])
+    validate_schema("RetainedAccounts", body)
 
 
 # --- the stored list ----------------------------------------------------------------------------
@@ -89,6 +141,7 @@ ACCOUNTS = [(P, Q, "sb-1", 1), (P, "q-2", "sb-2", 9007199254740991), ("p-2", Q, 
         ({}, {}, True),
         ({"-": 2}, {"-": 2}, True),
         ({"-": 2, "changes#03": 0}, {"-": 2}, True),  # an absent counter is 0
+        ({"-": 2}, {"-": 2, "changes#03": 0}, True),  # on either side
         ({"-": 2}, {"-": 3}, False),  # an item changed since
         ({"-": 2}, {"-": 2, "changes#03": 1}, False),  # a view input changed since (a new counter)
         ({"-": 2, "changes#03": 1}, {"-": 2, "changes#03": 2}, False),
@@ -114,7 +167,9 @@ def test_encoded_list_decodes_to_itself(accounts) -> None:
 
 
 def test_encoding_stores_each_string_once() -> None:
-    document = json.loads(zlib.decompress(encode_list(ACCOUNTS)))
+    text = zlib.decompress(encode_list(ACCOUNTS)).decode("ascii")
+    assert " " not in text  # compact: the stored list is what a read pays for
+    document = json.loads(text)
     assert document == {"v": LIST_FORMAT, "s": [P, "p-2", Q, "q-2", "sb-1", "sb-2"],
                         "r": [[0, 2, 4, 1], [0, 3, 5, 9007199254740991], [1, 2, 4, 3]]}
 

@@ -6,9 +6,11 @@ from chalicelib.allocations.rules import (
     REASONS,
     Observed,
     allocation_id_for,
+    lifecycle_for,
     next_revision,
     status_for,
 )
+from tests.support.contract import enum_of
 
 P = "11111111-1111-4111-8111-111111111111"
 LIM = {"cpu": 1000}
@@ -51,7 +53,8 @@ def test_reasons_and_lifecycle(observed, lifecycle, reasons):
     status = status_for(observed)
     assert status.lifecycle == lifecycle
     assert status.reasons == reasons
-    assert list(status.reasons) == [r for r in REASONS if r in status.reasons]  # contract enum order
+    assert list(status.reasons) == [r for r in enum_of("Reason") if r in status.reasons]  # the contract's order
+    assert status.lifecycle in enum_of("Lifecycle")
 
 
 @pytest.mark.parametrize(
@@ -77,9 +80,36 @@ def test_first_revision_is_one():
     assert next_revision(None, 0, status_for(obs())) == 1
 
 
+@pytest.mark.parametrize(
+    ("site", "ref", "allocation_id"),
+    [
+        ("k8s", "res-1", "b3fa5b26-116c-5ade-acdc-680207da6f26"),
+        ("slurm", "res-1", "a43a3fbe-f3d8-5e9e-8163-5b43efbf6ee8"),
+    ],
+)
+def test_allocation_ids_are_pinned(site, ref, allocation_id):
+    # Stored allocations are keyed by these ids: any change to the derivation orphans them.
+    assert allocation_id_for(site, ref) == allocation_id
+
+
 def test_allocation_ids_are_deterministic_and_site_scoped():
     a = allocation_id_for("k8s", "res-1")
     assert a == allocation_id_for("k8s", "res-1")
     assert a != allocation_id_for("slurm", "res-1")
     assert a != allocation_id_for("k8s", "res-2")
     assert a[14] == "5"  # uuid5, within the contract's Id pattern
+
+
+def test_the_reasons_are_the_contracts_in_its_order() -> None:
+    assert list(REASONS) == enum_of("Reason")
+
+
+def test_a_retired_status_keeps_what_was_observed():
+    terminated = obs(provider_state="Terminated", paused=True)
+    status = status_for(terminated)
+    assert (status.observed, status.lifecycle, status.reasons) == (terminated, "retired", ())
+
+
+@pytest.mark.parametrize("reasons", [(), ("provider_paused",), ("project_unbound", "limits_not_applied")])
+def test_lifecycle_of_a_terminated_resource_is_retired_whatever_the_reasons(reasons):
+    assert lifecycle_for(obs(provider_state="Terminated", paused=True), reasons) == "retired"

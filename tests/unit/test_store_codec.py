@@ -1,0 +1,69 @@
+"""Plain values <-> DynamoDB attribute values: what the store adapters write and read back."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from chalicelib.store.codec import from_item, to_item, to_value
+from chalicelib.store.keys import key, key_id
+
+
+def test_to_item_serializes_each_value_and_leaves_none_out() -> None:
+    assert to_item({"s": "x", "n": 3, "b": True, "l": [1, "a"], "m": {"k": 2}, "gone": None}) == {
+        "s": {"S": "x"},
+        "n": {"N": "3"},
+        "b": {"BOOL": True},
+        "l": {"L": [{"N": "1"}, {"S": "a"}]},
+        "m": {"M": {"k": {"N": "2"}}},
+    }
+
+
+def test_to_value() -> None:
+    assert to_value(7) == {"N": "7"}
+    assert to_value("7") == {"S": "7"}
+    assert to_value({"a": None}) == {"M": {"a": {"NULL": True}}}
+
+
+def test_from_item_of_nothing_is_none() -> None:
+    assert from_item(None) is None
+
+
+def test_numbers_come_back_as_int_when_integral_else_float() -> None:
+    item = from_item({
+        "i": {"N": "9007199254740993"},
+        "f": {"N": "2.5"},
+        "z": {"N": "3.0"},
+        "m": {"M": {"n": {"N": "4"}, "l": {"L": [{"N": "5"}, {"N": "0.5"}, {"S": "s"}]}}},
+        "ns": {"NS": ["1", "2"]},
+        "s": {"S": "text"},
+        "b": {"BOOL": False},
+    })
+    assert item == {"i": 9007199254740993, "f": 2.5, "z": 3, "m": {"n": 4, "l": [5, 0.5, "s"]}, "ns": {1, 2},
+                    "s": "text", "b": False}
+    assert type(item["i"]) is int and type(item["z"]) is int and type(item["f"]) is float
+    assert type(item["m"]["n"]) is int and type(item["m"]["l"][0]) is int
+    assert all(type(v) is int for v in item["ns"])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"pk": "A#1", "sk": "-", "n": 12, "limits": {"cpu": 2000, "gpu.a100": 1}, "reasons": ["a", "b"], "ok": True},
+        {"big": 2**53 + 1, "neg": -5, "empty": {}, "nested": [[1], {"x": [2]}]},
+    ],
+)
+def test_round_trip(values) -> None:
+    assert from_item(to_item(values)) == values
+
+
+def test_decimal_values_are_plain_numbers_after_a_read() -> None:
+    assert from_item(to_item({"d": Decimal("1.50"), "e": Decimal("10")})) == {"d": 1.5, "e": 10}
+
+
+def test_keys() -> None:
+    assert key("ALLOC#a") == {"pk": {"S": "ALLOC#a"}, "sk": {"S": "-"}}
+    assert key("ACCTS#a", "B#07") == {"pk": {"S": "ACCTS#a"}, "sk": {"S": "B#07"}}
+    assert key_id(key("ACCTS#a", "B#07")) == ("ACCTS#a", "B#07")
+    assert key_id({"pk": {"S": "p"}, "sk": {"S": "s"}, "other": {"S": "x"}}) == ("p", "s")
