@@ -1,0 +1,196 @@
+"""Every relative link in README.md and docs/ resolves, and the README names nothing outside the repo.
+
+A link is `[text](target)` outside fenced code blocks and code spans; `http(s)://` and `mailto:` targets
+are not followed. A `#fragment` must name a heading of the target file (GitHub's anchor rule).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+
+# Pages other engineers write on their own branches; a link to one of them may dangle only until it lands
+# (once it exists it is checked like any other). Empty this set when those branches are merged.
+LANDING_ELSEWHERE = frozenset(
+    {
+        "docs/placement.md",
+        "docs/placement-conformance.md",
+        "docs/commitments.md",
+        "docs/fleet.md",
+        "docs/limits.md",
+        "docs/local-server.md",
+        "docs/mutation.md",
+        "docs/dependencies.md",
+    }
+)
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+# A code span that names a file path: no spaces, a slash, and a file name with an extension or a trailing slash.
+PATH_SPAN = re.compile(r"^[\w.~-]+(?:/[\w.{}<>*-]+)*/(?:[\w.{}<>*-]*\.[A-Za-z0-9]+)?$")
+GENERATED = {"build", ".venv", "node_modules"}  # made by make targets; never in git
+
+
+def prose_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Lines outside fenced code blocks, numbered from 1."""
+    fenced = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield number, line
+
+
+def links(path: Path) -> Iterator[tuple[int, str]]:
+    for number, line in prose_lines(path):
+        for match in LINK.finditer(CODE_SPAN.sub("", line)):
+            yield number, match.group(1)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces become hyphens."""
+    text = CODE_SPAN.sub(lambda m: m.group(2), heading.strip().lower())
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found: set[str] = set()
+    for _, line in prose_lines(path):
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            slug = base = anchor(heading.group(1))
+            n = 0
+            while slug in found:
+                n += 1
+                slug = f"{base}-{n}"
+            found.add(slug)
+    return found
+
+
+def broken_link(source: Path, target: str, root: Path = ROOT) -> str | None:
+    """Why `target` (as written in `source`) does not resolve, or None when it does."""
+    if not target or EXTERNAL.match(target):
+        return None
+    file_part, _, fragment = target.partition("#")
+    resolved = (source.parent / file_part).resolve() if file_part else source
+    if not resolved.is_relative_to(root):
+        return "points outside the repository"
+    if not resolved.exists():
+        if resolved.relative_to(root).as_posix() in LANDING_ELSEWHERE:
+            return None
+        return "no such file"
+    if fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+        return f"no heading #{fragment} in {resolved.relative_to(root).as_posix()}"
+    return None
+
+
+def outside_repo_references(line: str) -> list[str]:
+    """Code spans and link targets on a README line that name a path outside the repository."""
+    found = []
+    for match in CODE_SPAN.finditer(line):
+        span = match.group(2).strip()
+        if span.startswith(("../", "~/")) or re.match(r"^/(work|home|tmp|Users|srv|opt)/", span):
+            found.append(span)
+        elif PATH_SPAN.match(span):
+            top = span.split("/", 1)[0]
+            if top not in GENERATED and not (ROOT / top).exists():
+                found.append(span)
+    for match in LINK.finditer(CODE_SPAN.sub("", line)):
+        target = match.group(1)
+        if target.startswith("/") or target.startswith("file:"):
+            found.append(target)
+    return found
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves(document: Path) -> None:
+    broken = [
+        f"{document.relative_to(ROOT)}:{number}: {target} ({why})"
+        for number, target in links(document)
+        if (why := broken_link(document, target))
+    ]
+    assert broken == []
+
+
+def test_readme_points_at_nothing_outside_the_repository() -> None:
+    readme = ROOT / "README.md"
+    outside = [
+        f"README.md:{number}: {reference}"
+        for number, line in prose_lines(readme)
+        for reference in outside_repo_references(line)
+    ]
+    assert outside == []
+
+
+def test_the_docs_map_is_reachable_from_the_readme() -> None:
+    targets = {target.partition("#")[0] for _, target in links(ROOT / "README.md")}
+    assert "docs/index.md" in targets
+
+
+# The checks themselves must be able to fail: each rule shown on a document written to a temporary repo.
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("missing.md", "no such file"),
+        ("../../outside.md", "points outside the repository"),
+        ("page.md#no-such-heading", "no heading #no-such-heading in docs/page.md"),
+        ("#nowhere", "no heading #nowhere in docs/index.md"),
+    ],
+)
+def test_a_broken_link_is_reported(tmp_path: Path, target: str, reason: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text("# Page\n\n## Real heading\n", encoding="utf-8")
+    source = docs / "index.md"
+    source.write_text(f"# Index\n\nSee [it]({target}).\n", encoding="utf-8")
+    assert [t for _, t in links(source)] == [target]
+    assert broken_link(source, target, root=tmp_path) == reason
+
+
+@pytest.mark.parametrize(
+    "target", ["page.md", "page.md#real-heading", "#index", "https://example.org/x", "page.md#page"]
+)
+def test_a_good_link_is_accepted(tmp_path: Path, target: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text("# Page\n\n## Real heading\n", encoding="utf-8")
+    source = docs / "index.md"
+    source.write_text(f"# Index\n\n[it]({target})\n", encoding="utf-8")
+    assert broken_link(source, target, root=tmp_path) is None
+
+
+def test_links_inside_code_are_not_links(tmp_path: Path) -> None:
+    source = tmp_path / "a.md"
+    source.write_text("```\n[x](gone.md)\n```\n`[y](gone.md)` and [z](here.md)\n", encoding="utf-8")
+    assert [t for _, t in links(source)] == ["here.md"]
+
+
+@pytest.mark.parametrize(
+    ("line", "outside"),
+    [
+        ("a copy of `shared/contract/rp.openapi.yaml`", ["shared/contract/rp.openapi.yaml"]),
+        ("see `../shared/seeds/001.txt`", ["../shared/seeds/001.txt"]),
+        ("read `/work/shared/research/placement.md`", ["/work/shared/research/placement.md"]),
+        ("[the contract](/work/shared/contract.yaml)", ["/work/shared/contract.yaml"]),
+        ("the contract is `chalicelib/contract/openapi.yaml`", []),
+        ("packages land in `build/dev/sam.json`", []),
+        ("`POST /resource-provisioning/{site}/reports` with `application/json`", []),
+    ],
+)
+def test_outside_references_are_recognised(line: str, outside: list[str]) -> None:
+    assert outside_repo_references(line) == outside
+
+
+def test_anchor_follows_github() -> None:
+    assert anchor("A report, with `curl`") == "a-report-with-curl"
+    assert anchor("Keys: issue, rotate & revoke") == "keys-issue-rotate--revoke"
