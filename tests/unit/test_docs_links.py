@@ -1,11 +1,14 @@
 """Every relative link in README.md and docs/ resolves, and the README names nothing outside the repo.
 
 A link is `[text](target)` outside fenced code blocks and code spans; `http(s)://` and `mailto:` targets
-are not followed. A `#fragment` must name a heading of the target file (GitHub's anchor rule).
+are not followed. A `#fragment` must name a heading of the target file (GitHub's anchor rule). Every
+`make <target>` the documents show is a target of the Makefile, and every `python -m <module>` a module
+of the repository.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +33,10 @@ LANDING_ELSEWHERE = frozenset(
     }
 )
 
+# Make targets and modules other branches add, documented as they will be; the same rule as above.
+TARGETS_LANDING_ELSEWHERE = frozenset({"lock", "mutate"})
+MODULES_LANDING_ELSEWHERE = frozenset({"devkit.server"})
+
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -37,6 +44,45 @@ EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 # A code span that names a file path: no spaces, a slash, and a file name with an extension or a trailing slash.
 PATH_SPAN = re.compile(r"^[\w.~-]+(?:/[\w.{}<>*-]+)*/(?:[\w.{}<>*-]*\.[A-Za-z0-9]+)?$")
 GENERATED = {"build", ".venv", "node_modules"}  # made by make targets; never in git
+
+
+MAKE_COMMAND = re.compile(r"(?<![\w-])make\s+((?:[a-z][\w-]*\s*)+)")
+PYTHON_MODULE = re.compile(r"python3?(?:\.\d+)?\s+-m\s+([A-Za-z_][\w.]*)")
+MAKE_TARGET = re.compile(r"^([A-Za-z0-9_.%-]+(?:\s+[A-Za-z0-9_.%-]+)*)\s*:(?!=)", re.MULTILINE)
+
+
+def makefile_targets(makefile: Path) -> list[str]:
+    """Targets as the Makefile writes them, pattern rules (`package-%`) included."""
+    return [t for match in MAKE_TARGET.finditer(makefile.read_text(encoding="utf-8")) for t in match.group(1).split()]
+
+
+def is_target(name: str, targets: list[str]) -> bool:
+    return any(re.fullmatch(re.escape(t).replace("%", ".+"), name) for t in targets if not t.startswith("."))
+
+
+def commands(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line, "make"|"python", name) for every make target and python module in code, fenced or not."""
+    in_fence = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        code = [line] if in_fence else [m.group(2) for m in CODE_SPAN.finditer(line)]
+        for text in code:
+            for match in MAKE_COMMAND.finditer(text):
+                for word in match.group(1).split():
+                    yield number, "make", word
+            for match in PYTHON_MODULE.finditer(text):
+                yield number, "python", match.group(1)
+
+
+def is_module(name: str, root: Path = ROOT) -> bool:
+    """A module of the repository, or, when its top package is not the repository's, an installed one."""
+    parts = name.split(".")
+    if not (root / parts[0]).exists() and not (root / f"{parts[0]}.py").exists():
+        return importlib.util.find_spec(parts[0]) is not None
+    base = root.joinpath(*parts)
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
 def prose_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -132,6 +178,18 @@ def test_readme_points_at_nothing_outside_the_repository() -> None:
     assert outside == []
 
 
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_documented_command_exists(document: Path) -> None:
+    targets = makefile_targets(ROOT / "Makefile")
+    missing = [
+        f"{document.relative_to(ROOT)}:{number}: {kind} {name}"
+        for number, kind, name in commands(document)
+        if (kind == "make" and not is_target(name, targets) and name not in TARGETS_LANDING_ELSEWHERE)
+        or (kind == "python" and not is_module(name) and name not in MODULES_LANDING_ELSEWHERE)
+    ]
+    assert missing == []
+
+
 def test_the_docs_map_is_reachable_from_the_readme() -> None:
     targets = {target.partition("#")[0] for _, target in links(ROOT / "README.md")}
     assert "docs/index.md" in targets
@@ -194,3 +252,29 @@ def test_outside_references_are_recognised(line: str, outside: list[str]) -> Non
 def test_anchor_follows_github() -> None:
     assert anchor("A report, with `curl`") == "a-report-with-curl"
     assert anchor("Keys: issue, rotate & revoke") == "keys-issue-rotate--revoke"
+
+
+def test_commands_are_found_in_code_only(tmp_path: Path) -> None:
+    source = tmp_path / "a.md"
+    source.write_text(
+        "To make sure, run `make test-unit`.\n```sh\nmake package STAGE=dev\n"
+        ".venv/bin/python -m chalicelib.cli keys list\n```\nmake nothing of prose\n",
+        encoding="utf-8",
+    )
+    assert [(kind, name) for _, kind, name in commands(source)] == [
+        ("make", "test-unit"), ("make", "package"), ("python", "chalicelib.cli"),
+    ]
+
+
+def test_targets_and_modules_are_checked(tmp_path: Path) -> None:
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(".PHONY: run\nrun: setup\n\tpython x\npackage-%: setup\nPY := x\n", encoding="utf-8")
+    targets = makefile_targets(makefile)
+    assert is_target("run", targets) and is_target("package-dev", targets)
+    assert not is_target("deploy", targets) and not is_target("PY", targets) and not is_target("package-", targets)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "cli.py").write_text("", encoding="utf-8")
+    assert is_module("pkg.cli", tmp_path) and is_module("pkg", tmp_path)
+    assert not is_module("pkg.server", tmp_path)
+    assert is_module("pytest", tmp_path) and not is_module("no_such_tool_xyz", tmp_path)
