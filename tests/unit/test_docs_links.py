@@ -3,7 +3,8 @@
 A link is `[text](target)` outside fenced code blocks and code spans; `http(s)://` and `mailto:` targets
 are not followed. A `#fragment` must name a heading of the target file (GitHub's anchor rule). Every
 `make <target>` the documents show is a target of the Makefile, and every `python -m <module>` a module
-of the repository.
+of the repository. Every environment variable the service and its tools name is listed in
+docs/configuration.md, in exactly one row.
 """
 
 from __future__ import annotations
@@ -278,3 +279,52 @@ def test_targets_and_modules_are_checked(tmp_path: Path) -> None:
     assert is_module("pkg.cli", tmp_path) and is_module("pkg", tmp_path)
     assert not is_module("pkg.server", tmp_path)
     assert is_module("pytest", tmp_path) and not is_module("no_such_tool_xyz", tmp_path)
+
+
+# --- docs/configuration.md lists every environment variable once -----------------------------------------
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+# The service and the tools people run (make targets); test-only fixtures document their own variables.
+CONFIGURED_CODE = ("app.py", "chalicelib", "devkit", "infra", "bench", "loadtest", "tests/fuzz", "tests/support")
+VARIABLE = re.compile(r"""["']((?:RP|AWS|POWERTOOLS|LOAD|FUZZ|BENCH)_[A-Z0-9_]+|PORT)["']""")
+
+
+def variables_named_in_code(root: Path = ROOT) -> set[str]:
+    found: set[str] = set()
+    for entry in CONFIGURED_CODE:
+        path = root / entry
+        for source in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            found.update(VARIABLE.findall(source.read_text(encoding="utf-8")))
+    return found
+
+
+def variables_by_row(configuration: Path) -> dict[str, int]:
+    """How many table rows name each variable in their first cell."""
+    rows: dict[str, int] = {}
+    for _, line in prose_lines(configuration):
+        cells = line.split("|")
+        if line.startswith("|") and len(cells) > 2:
+            for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[1]):
+                rows[name] = rows.get(name, 0) + 1
+    return rows
+
+
+def test_every_environment_variable_is_documented_once() -> None:
+    rows = variables_by_row(CONFIGURATION)
+    undocumented = sorted(v for v in variables_named_in_code() if v not in rows)
+    repeated = sorted(v for v, n in rows.items() if n > 1)
+    assert undocumented == [], "add a row for each to docs/configuration.md"
+    assert repeated == [], "each variable belongs to one row of docs/configuration.md"
+
+
+def test_variables_are_found_in_code_and_rows(tmp_path: Path) -> None:
+    (tmp_path / "chalicelib").mkdir()
+    (tmp_path / "chalicelib" / "config.py").write_text(
+        'a = os.environ.get("RP_NEW_SETTING", "1")\nb = _int("LOAD_CLIENTS", 3)\nc = "RP_" + x\n', encoding="utf-8"
+    )
+    assert variables_named_in_code(tmp_path) == {"RP_NEW_SETTING", "LOAD_CLIENTS"}
+    page = tmp_path / "configuration.md"
+    page.write_text(
+        "| variable | meaning |\n| --- | --- |\n| `RP_A`, `RP_B` | uses `RP_C` |\n| `RP_A` | again |\n",
+        encoding="utf-8",
+    )
+    assert variables_by_row(page) == {"RP_A": 2, "RP_B": 1}
