@@ -141,17 +141,21 @@ def broken_link(source: Path, target: str, root: Path = ROOT) -> str | None:
     return None
 
 
+def names_outside(candidate: str) -> bool:
+    """Whether a path as written (in a code span, or a bare word of prose) lies outside the repository."""
+    if candidate.startswith(("../", "~/")) or re.match(r"^/(work|home|tmp|Users|srv|opt)/", candidate):
+        return True
+    if PATH_SPAN.match(candidate) and not EXTERNAL.match(candidate):
+        top = candidate.split("/", 1)[0]
+        return top not in GENERATED and not (ROOT / top).exists()
+    return False
+
+
 def outside_repo_references(line: str) -> list[str]:
-    """Code spans and link targets on a README line that name a path outside the repository."""
-    found = []
-    for match in CODE_SPAN.finditer(line):
-        span = match.group(2).strip()
-        if span.startswith(("../", "~/")) or re.match(r"^/(work|home|tmp|Users|srv|opt)/", span):
-            found.append(span)
-        elif PATH_SPAN.match(span):
-            top = span.split("/", 1)[0]
-            if top not in GENERATED and not (ROOT / top).exists():
-                found.append(span)
+    """Code spans, bare paths and link targets on a README line that name a path outside the repository."""
+    found = [span for match in CODE_SPAN.finditer(line) if names_outside(span := match.group(2).strip())]
+    prose = LINK.sub(" ", CODE_SPAN.sub(" ", line))
+    found += [word for raw in prose.split() if names_outside(word := raw.strip("()[]{}<>,;:!?\"'*_").rstrip("."))]
     for match in LINK.finditer(CODE_SPAN.sub("", line)):
         target = match.group(1)
         if target.startswith("/") or target.startswith("file:"):
@@ -244,6 +248,9 @@ def test_links_inside_code_are_not_links(tmp_path: Path) -> None:
         ("the contract is `chalicelib/contract/openapi.yaml`", []),
         ("packages land in `build/dev/sam.json`", []),
         ("`POST /resource-provisioning/{site}/reports` with `application/json`", []),
+        ("the contract is a copy of shared/contract/rp.openapi.yaml.", ["shared/contract/rp.openapi.yaml"]),
+        ("(see ../shared/seeds/001.txt)", ["../shared/seeds/001.txt"]),
+        ("read docs/index.md or https://example.org/a/b.html", []),
     ],
 )
 def test_outside_references_are_recognised(line: str, outside: list[str]) -> None:
