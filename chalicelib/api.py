@@ -1,7 +1,8 @@
-"""The route table: each operation's method, audience and service function.
+"""The agent contract's route table: each operation's method, path, grant and service function.
 
-`app.py` maps paths to these; everything HTTP-specific (auth, bodies, errors)
-is in `chalicelib.http`, everything else in the capability packages.
+`app.py` registers the blueprint built from it; everything HTTP-specific
+(credentials, bodies, errors) is in `chalicelib.http`, everything else in the
+capability packages.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from typing import Any
 
 from chalicelib.accounts.service import submit_accounts
 from chalicelib.allocations.service import get_allocation
+from chalicelib.auth.principals import SERVICE_GRANT, SITE_GRANT
+from chalicelib.errors import BadRequest
 from chalicelib.http.bodies import decode_json_object
-from chalicelib.http.dispatch import SERVICE, SITE, Operation
+from chalicelib.http.contract import CONTRACT
+from chalicelib.http.family import Reply, Request, Route, build_blueprint
 from chalicelib.members.service import get_member
 from chalicelib.reports.service import submit_report
 from chalicelib.retained.service import get_retained_accounts
@@ -19,45 +23,58 @@ from chalicelib.runtime import Services
 from chalicelib.view.intake import ViewIntake, parse_batch
 from chalicelib.view.projects import get_project
 
-
-def _json(request: Any) -> dict[str, Any]:
-    return decode_json_object(request.raw_body, request.headers.get("content-type"))
+SITE_PATH = "/resource-provisioning/{site}"
 
 
-def _report(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    return submit_report(svc, p["site"], _json(request))
+def _json(request: Request) -> dict[str, Any]:
+    return decode_json_object(request.body, request.headers.get("content-type"))
 
 
-def _accounts(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    return submit_accounts(svc, p["site"], _json(request))
+def _query(request: Request) -> dict[str, str]:
+    """Query parameters, each given at most once: a proxy reading the first of two values would see another request."""
+    if any(len(values) != 1 for values in request.query.values()):
+        raise BadRequest()
+    return {name: values[0] for name, values in request.query.items()}
 
 
-def _member(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    query = request.query_params or {}
-    return 200, get_member(svc, p["site"], p["username"], query.get("providerProjectRef"))
+def _report(svc: Services, request: Request) -> Reply:
+    return Reply(*submit_report(svc, request.params["site"], _json(request)))
 
 
-def _retained(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    return 200, get_retained_accounts(svc, p["site"])
+def _accounts(svc: Services, request: Request) -> Reply:
+    return Reply(*submit_accounts(svc, request.params["site"], _json(request)))
 
 
-def _allocation(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    return 200, get_allocation(svc, p["site"], p["allocationId"])
+def _member(svc: Services, request: Request) -> Reply:
+    ref = _query(request).get("providerProjectRef")
+    return Reply(200, get_member(svc, request.params["site"], request.params["username"], ref))
 
 
-def _project(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
-    return 200, get_project(svc, p["providerProjectRef"])
+def _retained(svc: Services, request: Request) -> Reply:
+    return Reply(200, get_retained_accounts(svc, request.params["site"]))
 
 
-def _events(svc: Services, request: Any, p: dict[str, str]) -> tuple[int, dict[str, Any]]:
+def _allocation(svc: Services, request: Request) -> Reply:
+    return Reply(200, get_allocation(svc, request.params["site"], request.params["allocationId"]))
+
+
+def _project(svc: Services, request: Request) -> Reply:
+    return Reply(200, get_project(svc, request.params["providerProjectRef"]))
+
+
+def _events(svc: Services, request: Request) -> Reply:
     batch = parse_batch(_json(request))
-    return 200, ViewIntake(svc.client, svc.table).apply_batch(batch).body()
+    return Reply(200, ViewIntake(svc.client, svc.table).apply_batch(batch).body())
 
 
-REPORT = Operation("report", "POST", SITE, _report)
-REPORT_ACCOUNTS = Operation("reportAccounts", "POST", SITE, _accounts)
-GET_MEMBER = Operation("getMember", "GET", SITE, _member)
-GET_RETAINED_ACCOUNTS = Operation("getRetainedAccounts", "GET", SITE, _retained)
-GET_ALLOCATION = Operation("getAllocation", "GET", SITE, _allocation)
-GET_PROJECT = Operation("getProject", "GET", SITE, _project)
-INTAKE_EVENTS = Operation("intakeEvents", "POST", SERVICE, _events)
+ROUTES = [
+    Route("report", "POST", f"{SITE_PATH}/reports", SITE_GRANT, _report),
+    Route("reportAccounts", "POST", f"{SITE_PATH}/accounts", SITE_GRANT, _accounts),
+    Route("getMember", "GET", f"{SITE_PATH}/members/{{username}}", SITE_GRANT, _member),
+    Route("getRetainedAccounts", "GET", f"{SITE_PATH}/retained-accounts", SITE_GRANT, _retained),
+    Route("getAllocation", "GET", f"{SITE_PATH}/allocations/{{allocationId}}", SITE_GRANT, _allocation),
+    Route("getProject", "GET", f"{SITE_PATH}/projects/{{providerProjectRef}}", SITE_GRANT, _project),
+    Route("intakeEvents", "POST", "/api/resource-provisioning/events", SERVICE_GRANT, _events),
+]
+
+contract_blueprint = build_blueprint(CONTRACT, ROUTES)

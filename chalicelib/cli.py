@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.auth.principals import KEY_TARGETS, principal_for
 from chalicelib.config import endpoint_from_env
 from chalicelib.errors import Unavailable
 from chalicelib.local.server import use_local_credentials
@@ -21,9 +22,10 @@ from chalicelib.store.schema import ensure_table
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chalicelib.cli", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
-    keys = groups.add_parser("keys", help="Site and service keys").add_subparsers(dest="command", required=True)
+    keys_group = groups.add_parser("keys", help="Site, service and Placement keys")
+    keys = keys_group.add_subparsers(dest="command", required=True)
     issue = keys.add_parser("issue", help="issue a new key and print it once")
-    issue.add_argument("principal", choices=["k8s", "slurm", "service"])
+    issue.add_argument("principal", choices=list(KEY_TARGETS))
     keys.add_parser("list", help="list keys (ids and principals, never the keys)")
     revoke = keys.add_parser("revoke", help="revoke a key by its id (effective within 60 s)")
     revoke.add_argument("key_id")

@@ -1,9 +1,11 @@
-"""The errors every capability raises; the HTTP adapter turns them into `{"code": ...}` bodies.
+"""The errors every capability raises; each API family renders them in its own shape.
 
 Codes are fixed snake_case words and never carry any part of the input.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class ServiceError(Exception):
@@ -33,6 +35,10 @@ class NotFound(ServiceError):
 class MethodNotAllowed(ServiceError):
     status = 405
     default_code = "method_not_allowed"
+
+    def __init__(self, code: str | None = None, *, allowed: Sequence[str] = ()) -> None:
+        super().__init__(code)
+        self.allowed = list(allowed)
 
 
 class Unavailable(ServiceError):

@@ -1,21 +1,20 @@
-"""Saved request results, scoped to (Site, operation, requestId).
+"""Saved request results, scoped to (Site, operation, requestId): the pure part.
 
 A saved result is returned again for the same content; the same requestId
-with other content is `request_id_reused`. Records expire through DynamoDB
-TTL after `idempotency_ttl_days` (at least 7 days).
+with other content is `request_id_reused`. This module decides; the items and
+the write that saves a result are in chalicelib/store/saved_results.py, the
+loop that runs an idempotent command in chalicelib/store/commands.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.contract.results import rejected
-from chalicelib.store.codec import key, to_item
-from chalicelib.store.schema import TTL_ATTRIBUTE
+from chalicelib.store.keys import ItemKey, key
 
 
 def fingerprint(data: Any) -> str:
@@ -24,7 +23,7 @@ def fingerprint(data: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def request_key(site: str, operation: str, request_id: str) -> dict[str, Any]:
+def request_key(site: str, operation: str, request_id: str) -> ItemKey:
     return key(f"REQ#{site}#{operation}#{request_id}")
 
 
@@ -39,12 +38,6 @@ class SavedResult:
     body: dict[str, Any]
 
 
-def saved_result(item: dict[str, Any] | None) -> SavedResult | None:
-    if item is None:
-        return None
-    return SavedResult(item["fp"], int(item["status"]), json.loads(item["body"]))
-
-
 def replay_answer(
     saved: SavedResult | None, content: str, request_id: str, allocation_id: str
 ) -> tuple[int, dict[str, Any]] | None:
@@ -55,27 +48,3 @@ def replay_answer(
     if saved.fingerprint == content:
         return saved.status, saved.body
     return 422, rejected(request_id, allocation_id, REQUEST_ID_REUSED, REQUEST_ID_REUSED_MESSAGE)
-
-
-def save_result_op(
-    table: str, site: str, operation: str, request_id: str, result: SavedResult, ttl_days: int
-) -> dict[str, Any]:
-    """A transaction Put that saves the result only if the requestId is still free."""
-    now = int(time.time())
-    pk = request_key(site, operation, request_id)
-    return {
-        "Put": {
-            "TableName": table,
-            "Item": {
-                **pk,
-                **to_item({
-                    "fp": result.fingerprint,
-                    "status": result.status,
-                    "body": json.dumps(result.body, separators=(",", ":")),
-                    "createdAt": now,
-                    TTL_ATTRIBUTE: now + ttl_days * 86400,
-                }),
-            },
-            "ConditionExpression": "attribute_not_exists(pk)",
-        }
-    }

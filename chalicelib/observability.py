@@ -161,9 +161,11 @@ def _record_intake_metrics(source: str, applied: int, ignored: int) -> None:
     ])
 
 
-def record_intake(*, source: str, messages: int, applied: int, ignored: int) -> None:
+def record_intake(*, source: str, messages: int, applied: int, ignored: int, failed: int = 0) -> None:
     """Called once per SQS batch of view events (chalicelib.view.sqs): the log line, then the metrics."""
-    logger.info("view events", extra={"source": source, "messages": messages, "applied": applied,
-                                      "ignored": ignored, "coldStart": _cold_start()})
+    log = logger.warning if failed else logger.info
+    log("view events", extra={"source": source, "messages": messages, "applied": applied,
+                              "ignored": ignored, "failed": failed, "coldStart": _cold_start()})
     if metrics_enabled():
         _record_intake_metrics(source, applied, ignored)
+        _emit({"source": source}, [("IntakeMessagesFailed", MetricUnit.Count, failed)])

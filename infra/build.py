@@ -131,7 +131,9 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
                                                            "PolicyDocument": policy}]}}
         properties: dict[str, Any] = {"FunctionName": function_name}
         if function in consumers:
-            properties["Events"] = {d.sqs_event_logical_id(function): {"Properties": {"Queue": queue_ref()}}}
+            # One bad message must not send the good ones of its batch to the dead-letter queue.
+            properties["Events"] = {d.sqs_event_logical_id(function): {"Properties": {
+                "Queue": queue_ref(), "FunctionResponseTypes": ["ReportBatchItemFailures"]}}}
         resources[fn_id] = {"Properties": properties}
 
     if d.API_HANDLER in functions.names:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from chalicelib.accounts.models import Account
 from chalicelib.accounts.names import valid_account_reference
 from chalicelib.accounts.sets import SetHeader, reported_row
-from chalicelib.allocations.repository import AllocationRecord
+from chalicelib.allocations.models import AllocationRecord
 from chalicelib.contract.instants import parse_instant
 from chalicelib.errors import BadRequest
 from chalicelib.idempotency import fingerprint

@@ -15,10 +15,10 @@ a failed write leaves nothing behind.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.accounts.sets import (
+    AccountSet,
     EncodedBucket,
     SetHeader,
     StoredAccount,
@@ -30,8 +30,23 @@ from chalicelib.accounts.sets import (
 )
 from chalicelib.allocations.repository import allocation_key
 from chalicelib.errors import Unavailable
-from chalicelib.store.codec import from_item, key, to_item
-from chalicelib.store.errors import store_errors
+from chalicelib.store.codec import to_item
+from chalicelib.store.keys import ItemKey, key
+from chalicelib.store.ops import get_item, query_all
+from chalicelib.store.size import MAX_ITEM_BYTES, item_size
+
+__all__ = [
+    "AccountSet", "AccountSetRepository", "allocation_live_op", "bucket_put_ops", "header_check_op",
+    "header_from_item", "header_key", "header_put_op", "part_delete_op", "part_key", "rows_of_parts", "set_pk",
+    "written_bytes", "SET_WRITE_BYTES",
+]
+
+# DynamoDB refuses a transaction whose items add up to more than 4 MB. Besides the set's items, a report's
+# transaction holds its saved result (under 1 KB: fixed fields and a requestId of at most 128 characters)
+# and a ConditionCheck of the allocation item (at most one item's limit); the set gets the rest.
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+_SAVED_RESULT_ALLOWANCE = 4 * 1024
+SET_WRITE_BYTES = MAX_TRANSACTION_BYTES - MAX_ITEM_BYTES - _SAVED_RESULT_ALLOWANCE
 
 HEADER_SK = "-"
 _SNAPSHOT_ATTEMPTS = 5
@@ -41,11 +56,11 @@ def set_pk(allocation_id: str) -> str:
     return f"ACCTS#{allocation_id}"
 
 
-def header_key(allocation_id: str) -> dict[str, Any]:
+def header_key(allocation_id: str) -> ItemKey:
     return key(set_pk(allocation_id), HEADER_SK)
 
 
-def part_key(allocation_id: str, sk: str) -> dict[str, Any]:
+def part_key(allocation_id: str, sk: str) -> ItemKey:
     return key(set_pk(allocation_id), sk)
 
 
@@ -109,6 +124,11 @@ def part_delete_op(table: str, allocation_id: str, sk: str) -> dict[str, Any]:
     return {"Delete": {"TableName": table, "Key": part_key(allocation_id, sk)}}
 
 
+def written_bytes(ops: list[dict[str, Any]]) -> int:
+    """What DynamoDB counts for the items a list of transaction operations puts (store/size.py)."""
+    return sum(item_size(op["Put"]["Item"]) for op in ops if "Put" in op)
+
+
 def _binary(value: Any) -> bytes:
     return bytes(value.value) if hasattr(value, "value") else bytes(value)
 
@@ -128,12 +148,6 @@ def rows_of_parts(head: dict[str, Any] | None, parts: list[dict[str, Any] | None
     return rows
 
 
-@dataclass(frozen=True)
-class AccountSet:
-    header: SetHeader | None
-    accounts: dict[str, StoredAccount]  # by partyId
-
-
 class AccountSetRepository:
     """Reads of a stored set: one Party's account for a launch, or the whole set."""
 
@@ -141,11 +155,8 @@ class AccountSetRepository:
         self._client = client
         self._table = table
 
-    def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
-        with store_errors():
-            raw = self._client.get_item(TableName=self._table, Key=item_key, ConsistentRead=True,
-                                        ReturnConsumedCapacity="TOTAL").get("Item")
-        return from_item(raw)
+    def _get(self, item_key: ItemKey) -> dict[str, Any] | None:
+        return get_item(self._client, self._table, item_key)
 
     def find(self, allocation_id: str, party_id: str) -> StoredAccount | None:
         """The account last reported for (allocation, party): one key lookup (two only in a split bucket)."""
@@ -188,18 +199,6 @@ class AccountSetRepository:
         raise Unavailable()
 
     def _query(self, allocation_id: str) -> dict[str, dict[str, Any]]:
-        items: dict[str, dict[str, Any]] = {}
-        kwargs: dict[str, Any] = {}
-        while True:
-            with store_errors():
-                page = self._client.query(
-                    TableName=self._table, KeyConditionExpression="pk = :p", ConsistentRead=True,
-                    ExpressionAttributeValues={":p": {"S": set_pk(allocation_id)}},
-                    ReturnConsumedCapacity="TOTAL", **kwargs,
-                )
-            for raw in page.get("Items", []):
-                item = from_item(raw) or {}
-                items[item["sk"]] = item
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
+        items = query_all(self._client, self._table, KeyConditionExpression="pk = :p",
+                          ExpressionAttributeValues={":p": {"S": set_pk(allocation_id)}})
+        return {item["sk"]: item for item in items}

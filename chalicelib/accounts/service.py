@@ -30,7 +30,6 @@ from typing import Any
 
 from chalicelib.accounts.decision import (
     MESSAGES,
-    Accepted,
     Rejected,
     check_accounts,
     confirmed_count,
@@ -39,6 +38,7 @@ from chalicelib.accounts.decision import (
 )
 from chalicelib.accounts.models import AccountsRequest
 from chalicelib.accounts.repository import (
+    SET_WRITE_BYTES,
     allocation_live_op,
     bucket_put_ops,
     header_check_op,
@@ -48,6 +48,7 @@ from chalicelib.accounts.repository import (
     part_delete_op,
     part_key,
     rows_of_parts,
+    written_bytes,
 )
 from chalicelib.accounts.sets import (
     SetHeader,
@@ -62,24 +63,22 @@ from chalicelib.accounts.sets import (
 from chalicelib.allocations.repository import allocation_key, record_from_item
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.contract.results import rejected
-from chalicelib.errors import Unavailable
-from chalicelib.http.bodies import validate_model
-from chalicelib.idempotency import SavedResult, fingerprint, replay_answer, request_key, save_result_op, saved_result
+from chalicelib.contract.validation import validate_model
+from chalicelib.errors import BadRequest, Unavailable
+from chalicelib.idempotency import fingerprint
 from chalicelib.observability import logger
 from chalicelib.runtime import Services
-from chalicelib.store.codec import key_id
-from chalicelib.store.ops import TransactionCanceled, batch_get, transact
+from chalicelib.store.commands import Command, Outcome, Reread, run_command
+from chalicelib.store.keys import KeyId, key_id
+from chalicelib.store.ops import Item, batch_get
 
 OPERATION = "accounts"
-_MAX_ATTEMPTS = 10
 _MAX_TRANSACTION_ITEMS = 100
-_BATCH_KEYS = 100
-
-
-class _Moved(Exception):
-    """The stored set changed between our reads; read again and decide again."""
-
-
+# JSON text of one stored row beyond its strings: brackets, quotes, commas, the ready flag, the incarnation.
+_ROW_OVERHEAD = 64
+# Items beyond the rows: per bucket item its names and digests, and the header (observedAt and bucket map).
+_ITEMS_OVERHEAD = 64 * 1024
+_ESCAPED_CHARACTER = 6  # the longest a character becomes in JSON text (\u0001)
 
 
 def request_fingerprint(request: AccountsRequest) -> str:
@@ -94,11 +93,9 @@ def request_fingerprint(request: AccountsRequest) -> str:
 
 def _previous_accounts(services: Services, allocation_id: str, current: SetHeader,
                        buckets: list[str]) -> dict[str, StoredAccount]:
-    """The stored accounts of the given buckets, by partyId (raises _Moved when inconsistent)."""
+    """The stored accounts of the given buckets, by partyId (raises Reread when inconsistent)."""
     keys = [part_key(allocation_id, sk) for b in buckets for sk in current.part_sks(b)]
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for start in range(0, len(keys), _BATCH_KEYS):
-        found.update(batch_get(services.client, services.table, keys[start:start + _BATCH_KEYS]))
+    found = batch_get(services.client, services.table, keys)
     pk = keys[0]["pk"]["S"] if keys else ""
     previous: dict[str, StoredAccount] = {}
     for bucket in buckets:
@@ -106,7 +103,7 @@ def _previous_accounts(services: Services, allocation_id: str, current: SetHeade
         head = found.get((pk, part_sk(bucket, 0)))
         rows = rows_of_parts(head, [found.get((pk, part_sk(bucket, i))) for i in range(1, parts)])
         if rows is None or head is None or head.get("c") != content:
-            raise _Moved()
+            raise Reread()
         previous.update((a.party_id, a) for a in rows)
     return previous
 
@@ -149,53 +146,68 @@ def _set_ops(services: Services, site: str, allocation_id: str, current: SetHead
     return ops
 
 
+def _rows_bound(request: AccountsRequest) -> int:
+    """Bytes that the set's rows take at most as JSON text, uncompressed, in a first write."""
+    return sum(
+        len(a.party_id) + len(a.account_reference) + _ESCAPED_CHARACTER * len(a.native_uid) + len(a.binding_id)
+        + len(str(a.generation)) + len(request.observed_at) + _ROW_OVERHEAD
+        for a in request.accounts
+    )
+
+
+def check_storable(services: Services, site: str, allocation_id: str, request: AccountsRequest,
+                   set_fp: str) -> None:
+    """400 `too_large` when even a first write of this set could not fit one transaction.
+
+    Decided by the report alone, before anything is read: the items of the set
+    written as new (compressed, the way they are stored) are measured with
+    DynamoDB's size rules. Only a report whose uncompressed rows could exceed
+    the budget pays for encoding them here (compression never grows rows by
+    more than a small fraction).
+    """
+    if _rows_bound(request) * 1.01 + _ITEMS_OVERHEAD <= SET_WRITE_BYTES:
+        return
+    if written_bytes(_set_ops(services, site, allocation_id, None, request, set_fp)) > SET_WRITE_BYTES:
+        raise BadRequest("too_large")
+
+
 def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = validate_model(AccountsRequest, data)
     check_accounts(site, request.accounts)
     allocation_id = allocation_id_for(site, request.resource_ref)
     set_fp = set_fingerprint(request.accounts)
-    content = request_fingerprint(request)
-    req_key = request_key(site, OPERATION, request.request_id)
+    check_storable(services, site, allocation_id, request, set_fp)
     alloc_key = allocation_key(allocation_id)
     set_key = header_key(allocation_id)
     table = services.table
 
-    for _ in range(_MAX_ATTEMPTS):
-        found = batch_get(services.client, table, [req_key, alloc_key, set_key])
-        owed = replay_answer(saved_result(found.get(key_id(req_key))), content, request.request_id, allocation_id)
-        if owed is not None:
-            return owed
+    def plan(found: dict[KeyId, Item]) -> Outcome:
         current = header_from_item(found.get(key_id(set_key)))
         decision = decide(site, record_from_item(found.get(key_id(alloc_key))), current, request.observed_at, set_fp)
         if isinstance(decision, Rejected):
             # Refusals are not saved: the requestId stays free.
-            return 422, rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
-        assert isinstance(decision, Accepted)
+            body = rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
+            return Outcome(422, body, save=False)
         body = {
             "requestId": request.request_id,
             "allocationId": allocation_id,
             "outcome": "accepted",
             "confirmed": confirmed_count(request.accounts),
         }
-        try:
-            if decision.changed:
-                set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
-            else:
-                set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
-        except _Moved:
-            continue
-        ops = [
-            save_result_op(table, site, OPERATION, request.request_id, SavedResult(content, 200, body),
-                           services.settings.idempotency_ttl_days),
-            allocation_live_op(table, allocation_id, site),
-            *set_ops,
-        ]
-        if len(ops) > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
-            logger.error("accounts set exceeds one transaction", extra={"items": len(ops)})
+        if decision.changed:
+            set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
+        else:
+            set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
+        if written_bytes(set_ops) > SET_WRITE_BYTES:
+            # Only the history carried from earlier reports (each account's `since`) can bring a set that
+            # passed check_storable here; the stored set stays as it is and the same report gets the same answer.
+            raise BadRequest("too_large")
+        writes = [allocation_live_op(table, allocation_id, site), *set_ops]
+        if len(writes) + 1 > _MAX_TRANSACTION_ITEMS:  # cannot happen within the contract's limits; never half-apply
+            logger.error("accounts set exceeds one transaction", extra={"items": len(writes) + 1})
             raise Unavailable()
-        try:
-            transact(services.client, ops)
-            return 200, body
-        except TransactionCanceled:
-            continue  # the requestId was taken, or the allocation or the set moved: read again
-    raise Unavailable()
+        return Outcome(200, body, writes)
+
+    command = Command(site, OPERATION, request.request_id, allocation_id, request_fingerprint(request))
+    return run_command(services.client, table, services.settings.idempotency_ttl_days, command,
+                       [alloc_key, set_key], plan)

@@ -168,6 +168,14 @@ class SetHeader:
         return [part_sk(bucket, i) for i in range(parts)]
 
 
+@dataclass(frozen=True)
+class AccountSet:
+    """A whole stored set as read: its header (None when nothing was ever stored) and accounts by partyId."""
+
+    header: SetHeader | None
+    accounts: dict[str, StoredAccount]
+
+
 def group_by_bucket(accounts: Iterable[Account]) -> dict[str, list[Account]]:
     groups: dict[str, list[Account]] = {}
     for account in accounts:

@@ -6,38 +6,22 @@ makes the condition fail and the service recomputes from a fresh read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.allocations.models import AllocationRecord
 from chalicelib.allocations.rules import Observed, Status
-from chalicelib.store.codec import from_item, key, to_item
-from chalicelib.store.errors import store_errors
+from chalicelib.store.codec import to_item
+from chalicelib.store.keys import ItemKey, key
+from chalicelib.store.ops import get_item, query_pages
+from chalicelib.store.size import item_size
+
+__all__ = [
+    "AllocationRecord", "AllocationRepository", "allocation_key", "check_op", "item_of", "put_op",
+    "record_from_item", "stored_size",
+]
 
 
-@dataclass(frozen=True)
-class AllocationRecord:
-    allocation_id: str
-    site: str
-    resource_ref: str
-    offering_ref: str
-    provider_project_ref: str
-    status: Status
-    used: dict[str, int] | None
-    observed_at: str
-    fingerprint: str
-    revision: int
-    version: int
-
-    @property
-    def lifecycle(self) -> str:
-        return self.status.lifecycle
-
-    @property
-    def project_id(self) -> str | None:
-        return self.status.observed.project_id
-
-
-def allocation_key(allocation_id: str) -> dict[str, Any]:
+def allocation_key(allocation_id: str) -> ItemKey:
     return key(f"ALLOC#{allocation_id}")
 
 
@@ -71,7 +55,7 @@ def record_from_item(item: dict[str, Any] | None) -> AllocationRecord | None:
     )
 
 
-def _item(record: AllocationRecord) -> dict[str, Any]:
+def item_of(record: AllocationRecord) -> dict[str, Any]:
     o = record.status.observed
     values: dict[str, Any] = {
         "site": record.site,
@@ -99,6 +83,11 @@ def _item(record: AllocationRecord) -> dict[str, Any]:
     return {**allocation_key(record.allocation_id), **to_item(values)}
 
 
+def stored_size(record: AllocationRecord) -> int:
+    """Bytes DynamoDB counts for the record's item (see store/size.py)."""
+    return item_size(item_of(record))
+
+
 def _version_condition(expected_version: int | None) -> dict[str, Any]:
     if expected_version is None:
         return {"ConditionExpression": "attribute_not_exists(pk)"}
@@ -109,7 +98,7 @@ def _version_condition(expected_version: int | None) -> dict[str, Any]:
 
 
 def put_op(table: str, record: AllocationRecord, expected_version: int | None) -> dict[str, Any]:
-    return {"Put": {"TableName": table, "Item": _item(record), **_version_condition(expected_version)}}
+    return {"Put": {"TableName": table, "Item": item_of(record), **_version_condition(expected_version)}}
 
 
 def check_op(table: str, allocation_id: str, expected_version: int | None) -> dict[str, Any]:
@@ -128,18 +117,13 @@ class AllocationRepository:
         self._table = table
 
     def get(self, allocation_id: str) -> AllocationRecord | None:
-        with store_errors():
-            item = self._client.get_item(
-                TableName=self._table, Key=allocation_key(allocation_id), ConsistentRead=True,
-                ReturnConsumedCapacity="TOTAL",
-            ).get("Item")
-        return record_from_item(from_item(item))
+        return record_from_item(get_item(self._client, self._table, allocation_key(allocation_id)))
 
     def project_has_live_allocation(self, site: str, project_id: str) -> bool:
-        with store_errors():
-            page = self._client.query(
-                TableName=self._table, IndexName="gsi1", Limit=1,
-                KeyConditionExpression="gsi1pk = :p",
-                ExpressionAttributeValues={":p": {"S": project_index_key(site, project_id)}},
-            )
-        return bool(page.get("Items"))
+        # One page of at most one key from the sparse index (GSIs read eventually consistent).
+        first = next(query_pages(
+            self._client, self._table, IndexName="gsi1", Limit=1, ConsistentRead=False,
+            KeyConditionExpression="gsi1pk = :p",
+            ExpressionAttributeValues={":p": {"S": project_index_key(site, project_id)}},
+        ))
+        return bool(first)

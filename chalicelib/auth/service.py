@@ -1,4 +1,4 @@
-"""Authentication with a short cache, so a steady agent costs no store read per request.
+"""One authenticator for every family, with a short cache so a steady caller costs no store read per request.
 
 Positive and negative answers are cached for `auth_cache_seconds` (at most
 60), which is how long a revoked key may keep working and how long a newly
@@ -12,7 +12,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from chalicelib.auth.keys import Principal, bearer_token, hash_key, same_hash
+from chalicelib.auth.keys import hash_key, same_hash
+from chalicelib.auth.principals import Principal, key_principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.errors import Unauthorized
 
@@ -29,8 +30,8 @@ class Authenticator:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[float, Principal | None]] = OrderedDict()
 
-    def principal(self, authorization: str | None) -> Principal:
-        token = bearer_token(authorization)
+    def authenticate(self, token: str | None) -> Principal:
+        """The principal a raw token speaks for; Unauthorized when there is none."""
         if token is None:
             raise Unauthorized()
         digest = hash_key(token)
@@ -40,9 +41,7 @@ class Authenticator:
         if cached is not None and now - cached[0] < self._ttl:
             principal = cached[1]
         else:
-            record = self._keys.find(digest)
-            active = record is not None and record.active and same_hash(record.key_hash, digest)
-            principal = Principal(record.principal) if active and record else None
+            principal = self._lookup(digest)
             with self._lock:
                 self._cache[digest] = (now, principal)
                 self._cache.move_to_end(digest)
@@ -51,3 +50,9 @@ class Authenticator:
         if principal is None:
             raise Unauthorized()
         return principal
+
+    def _lookup(self, digest: str) -> Principal | None:
+        record = self._keys.find(digest)
+        if record is None or not record.active or not same_hash(record.key_hash, digest):
+            return None
+        return key_principal(record.principal)

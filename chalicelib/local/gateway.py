@@ -21,10 +21,11 @@ GATEWAY_MAX_BODY = 10 * 1024 * 1024
 
 
 def _error(status: int, code: str) -> dict[str, Any]:
+    # The same bytes as the app's own `{"code": ...}` answers (and API Gateway's configured responses).
     return {
         "statusCode": status,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps({"code": code}),
+        "body": json.dumps({"code": code}, separators=(",", ":")),
     }
 
 

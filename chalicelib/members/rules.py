@@ -13,28 +13,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.members.models import Membership, SiteBinding, Username
 
-def verified_party(username_item: dict[str, Any] | None) -> str | None:
-    if not username_item or username_item.get("verified") is not True:
+
+def verified_party(username: Username | None) -> str | None:
+    if username is None or not username.verified:
         return None
-    return str(username_item["partyId"])
+    return username.party_id
 
 
 def member_result(
     project_id: str,
     party_id: str,
-    membership_item: dict[str, Any] | None,
-    binding_item: dict[str, Any] | None,
+    membership: Membership | None,
+    binding: SiteBinding | None,
 ) -> dict[str, Any] | None:
-    if not membership_item or membership_item.get("state") != "member":
+    if membership is None or membership.state != "member":
         return None
-    if not binding_item:
+    if binding is None:
         return None
     return {
         "projectId": project_id,
         "partyId": party_id,
-        "bindingId": binding_item["bindingId"],
-        "bindingRevision": int(binding_item["revision"]),
-        "generation": int(membership_item["generation"]),
-        "state": "retired" if binding_item.get("state") == "retired" else "active",
+        "bindingId": binding.binding_id,
+        "bindingRevision": binding.revision,
+        "generation": membership.generation,
+        "state": "retired" if binding.state == "retired" else "active",
     }

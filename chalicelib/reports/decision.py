@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chalicelib.allocations.repository import AllocationRecord
+from chalicelib.allocations.models import AllocationRecord
 from chalicelib.allocations.rules import Observed, next_revision, status_for
 from chalicelib.contract.instants import parse_instant
 from chalicelib.idempotency import fingerprint

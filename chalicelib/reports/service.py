@@ -1,77 +1,91 @@
-"""Applying a report: one consistent read, one transaction, retried on a lost race.
+"""Applying a report: one consistent read, one transaction, retried on a lost race (store/commands.py).
 
 Round trips: a replay is 1 (the read finds the saved result); any other
 report is 2 (read + a transaction that saves the result and, when accepted,
-the allocation, both conditioned on what was read).
+the allocation, both conditioned on what was read). A report whose
+allocation item could exceed DynamoDB's item limit is refused (400
+`too_large`) before any read: it could never be stored (docs/limits.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from chalicelib.allocations.repository import allocation_key as allocation_item_key
-from chalicelib.allocations.repository import check_op, put_op, record_from_item
-from chalicelib.allocations.rules import allocation_id_for
+from chalicelib.allocations.repository import allocation_key, check_op, put_op, record_from_item, stored_size
+from chalicelib.allocations.rules import REASONS, Status, allocation_id_for
 from chalicelib.contract.results import rejected
-from chalicelib.errors import Unavailable
-from chalicelib.http.bodies import validate_model
-from chalicelib.idempotency import SavedResult, fingerprint, replay_answer, request_key, save_result_op, saved_result
+from chalicelib.contract.types import MAX_SAFE_INTEGER
+from chalicelib.contract.validation import validate_model
+from chalicelib.errors import BadRequest
+from chalicelib.idempotency import fingerprint
 from chalicelib.reports.decision import MESSAGES, Accepted, Rejected, decide
-from chalicelib.reports.models import ReportRequest
+from chalicelib.reports.models import ReportRequest, Resource
 from chalicelib.runtime import Services
-from chalicelib.store.codec import key_id
-from chalicelib.store.ops import TransactionCanceled, batch_get, transact
-from chalicelib.view.keys import ref_key, resolve_project
+from chalicelib.store.commands import Command, Outcome, run_command
+from chalicelib.store.keys import KeyId, key_id
+from chalicelib.store.ops import Item
+from chalicelib.store.size import MAX_ITEM_BYTES
+from chalicelib.view.keys import ref_key
+from chalicelib.view.projects import ref_bindings
 
 OPERATION = "report"
-_MAX_ATTEMPTS = 10
+# Stand-ins for what the store adds to the reported values, each at its longest.
+_ANY_PROJECT = "ffffffff-ffff-4fff-bfff-ffffffffffff"
+_LONGEST_LIFECYCLE = "suspended"
 
 
+def check_storable(site: str, allocation_id: str, resource: Resource) -> None:
+    """400 `too_large` when the allocation item this report makes could exceed DynamoDB's item limit.
+
+    Measured on the item itself, built from the report with every value the
+    store adds at its largest (a Project, the longest lifecycle, every reason,
+    2^53-1 for revision and version), so the answer depends on the report
+    alone: the same report is refused every time, before anything is read.
+    """
+    accepted = decide(site, allocation_id, None, resource, _ANY_PROJECT)
+    assert isinstance(accepted, Accepted)  # a first report is always accepted
+    record = accepted.record
+    largest = replace(
+        record,
+        status=Status(record.status.observed, _LONGEST_LIFECYCLE, REASONS),
+        revision=MAX_SAFE_INTEGER,
+        version=MAX_SAFE_INTEGER,
+    )
+    if stored_size(largest) > MAX_ITEM_BYTES:
+        raise BadRequest("too_large")
 
 
 def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     request = validate_model(ReportRequest, data)
     resource = request.resource
     allocation_id = allocation_id_for(site, resource.resource_ref)
-    content = fingerprint(request.data())
-    req_key = request_key(site, OPERATION, request.request_id)
-    alloc_key = allocation_item_key(allocation_id)
+    check_storable(site, allocation_id, resource)
+    alloc_key = allocation_key(allocation_id)
     binding_key = ref_key(resource.provider_project_ref)
     table = services.table
 
-    for _ in range(_MAX_ATTEMPTS):
-        found = batch_get(services.client, table, [req_key, alloc_key, binding_key])
-        owed = replay_answer(saved_result(found.get(key_id(req_key))), content, request.request_id, allocation_id)
-        if owed is not None:
-            return owed
+    def plan(found: dict[KeyId, Item]) -> Outcome:
         current = record_from_item(found.get(key_id(alloc_key)))
-        decision = decide(site, allocation_id, current, resource, resolve_project(found.get(key_id(binding_key))))
+        project_id = ref_bindings(found.get(key_id(binding_key))).project()
+        decision = decide(site, allocation_id, current, resource, project_id)
         expected = current.version if current else None
         if isinstance(decision, Rejected):
-            status, body = 422, rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
+            body = rejected(request.request_id, allocation_id, decision.code, MESSAGES[decision.code])
             if current is not None:
                 body.update(lifecycle=current.lifecycle, revision=current.revision)
-            allocation_op = check_op(table, allocation_id, expected)
-        else:
-            assert isinstance(decision, Accepted)
-            record = decision.record
-            status, body = 200, {
-                "requestId": request.request_id,
-                "allocationId": allocation_id,
-                "outcome": "accepted",
-                "lifecycle": record.lifecycle,
-                "revision": record.revision,
-            }
-            allocation_op = (
-                put_op(table, record, expected) if decision.changed else check_op(table, allocation_id, expected)
-            )
-        save_op = save_result_op(
-            table, site, OPERATION, request.request_id, SavedResult(content, status, body),
-            services.settings.idempotency_ttl_days,
-        )
-        try:
-            transact(services.client, [save_op, allocation_op])
-            return status, body
-        except TransactionCanceled:
-            continue  # the requestId was taken or the allocation moved: read again and decide again
-    raise Unavailable()
+            return Outcome(422, body, [check_op(table, allocation_id, expected)])
+        record = decision.record
+        body = {
+            "requestId": request.request_id,
+            "allocationId": allocation_id,
+            "outcome": "accepted",
+            "lifecycle": record.lifecycle,
+            "revision": record.revision,
+        }
+        write = put_op(table, record, expected) if decision.changed else check_op(table, allocation_id, expected)
+        return Outcome(200, body, [write])
+
+    command = Command(site, OPERATION, request.request_id, allocation_id, fingerprint(request.data()))
+    return run_command(services.client, table, services.settings.idempotency_ttl_days, command,
+                       [alloc_key, binding_key], plan)

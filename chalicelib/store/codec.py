@@ -7,6 +7,10 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from chalicelib.store.keys import key, key_id
+
+__all__ = ["from_item", "key", "key_id", "to_item", "to_value"]
+
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -35,12 +39,3 @@ def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     if item is None:
         return None
     return {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
-
-
-def key(pk: str, sk: str = "-") -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-def key_id(item_key: dict[str, Any]) -> tuple[str, str]:
-    """(pk, sk) of a key, as `ops.batch_get` indexes what it found."""
-    return item_key["pk"]["S"], item_key["sk"]["S"]

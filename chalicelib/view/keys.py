@@ -1,10 +1,12 @@
-"""Where each view entity lives in the table (pure)."""
+"""Where each view entity lives in the table, and how a provider ref resolves (pure)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.store.codec import key
+from chalicelib.store.keys import key
 
 
 def project_key(project_id: str) -> dict[str, Any]:
@@ -43,13 +45,26 @@ def retained_key(site: str) -> dict[str, Any]:
 BINDING_ATTRIBUTE_PREFIX = "b:"
 
 
-def resolve_project(ref_item: dict[str, Any] | None) -> str | None:
+@dataclass(frozen=True)
+class RefBinding:
+    """One Project binding that names a provider ref (an attribute `b:<bindingId>` of the ref's item)."""
+
+    binding_id: str
+    project_id: str
+    state: str
+
+
+def resolve_project(bindings: Iterable[RefBinding]) -> str | None:
     """Exactly one established binding for the ref resolves to its Project; none or several do not."""
-    if not ref_item:
-        return None
-    established = [
-        v["p"]
-        for k, v in ref_item.items()
-        if k.startswith(BINDING_ATTRIBUTE_PREFIX) and isinstance(v, dict) and v.get("s") == "established"
-    ]
+    established = [b.project_id for b in bindings if b.state == "established"]
     return established[0] if len(established) == 1 else None
+
+
+@dataclass(frozen=True)
+class ProviderRef:
+    """The bindings that name one provider Project ref."""
+
+    bindings: tuple[RefBinding, ...] = ()
+
+    def project(self) -> str | None:
+        return resolve_project(self.bindings)

@@ -1,4 +1,9 @@
-"""`GET /resource-provisioning/{site}/projects/{providerProjectRef}`: resolve through the view."""
+"""`GET /resource-provisioning/{site}/projects/{providerProjectRef}`: resolve through the view.
+
+Also the store side of a provider ref: its item (`REF#<ref>`, one attribute
+`b:<bindingId>` = {p: projectId, s: state, r: revision} per binding) read
+into a `ProviderRef` that the pure rules resolve.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,23 @@ from typing import Any
 from chalicelib.contract.types import is_opaque
 from chalicelib.errors import BadRequest, NotFound
 from chalicelib.runtime import Services
-from chalicelib.store.codec import from_item
-from chalicelib.store.errors import store_errors
-from chalicelib.view.keys import ref_key, resolve_project
+from chalicelib.store.ops import get_item
+from chalicelib.view.keys import BINDING_ATTRIBUTE_PREFIX, ProviderRef, RefBinding, ref_key
+
+
+def ref_bindings(item: dict[str, Any] | None) -> ProviderRef:
+    """The bindings a ref item lists (entries that are not binding maps are no bindings)."""
+    if not item:
+        return ProviderRef()
+    return ProviderRef(tuple(
+        RefBinding(name[len(BINDING_ATTRIBUTE_PREFIX):], str(entry.get("p")), str(entry.get("s")))
+        for name, entry in item.items()
+        if name.startswith(BINDING_ATTRIBUTE_PREFIX) and isinstance(entry, dict)
+    ))
 
 
 def lookup_project(services: Services, provider_project_ref: str) -> str | None:
-    with store_errors():
-        item = services.client.get_item(
-            TableName=services.table, Key=ref_key(provider_project_ref), ConsistentRead=True
-        ).get("Item")
-    return resolve_project(from_item(item))
+    return ref_bindings(get_item(services.client, services.table, ref_key(provider_project_ref))).project()
 
 
 def get_project(services: Services, provider_project_ref: str) -> dict[str, Any]:

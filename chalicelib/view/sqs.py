@@ -1,19 +1,26 @@
 """The view's events arriving through SQS (fed by an EventBridge rule in AWS).
 
 A message body is an event, an `{"events": [...]}` batch, or an EventBridge
-envelope whose `detail` is either. A message that fails validation raises, so
-SQS redelivers it and, after the redrive limit, parks it in the dead-letter
-queue; re-applying the valid ones is harmless (newest revision wins).
+envelope whose `detail` is either. Each message is validated and applied on its
+own (Powertools batch processing): a message that fails is reported back in
+`batchItemFailures` (the event source mapping has `ReportBatchItemFailures`),
+so SQS redelivers only it and, after the redrive limit, parks only it in the
+dead-letter queue; the good messages of the same batch are deleted.
+Re-applying a message is harmless (newest revision wins).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from chalicelib.observability import record_intake
 from chalicelib.runtime import Services
-from chalicelib.view.intake import IntakeResult, ViewIntake, parse_batch
+from chalicelib.view.intake import ViewIntake, parse_batch
 
 
 def batch_from_message(body: str) -> dict[str, Any]:
@@ -25,12 +32,37 @@ def batch_from_message(body: str) -> dict[str, Any]:
     return data
 
 
-def consume(services: Services, bodies: list[str]) -> IntakeResult:
-    batches = [parse_batch(batch_from_message(body)) for body in bodies]  # validate all first
+@dataclass
+class SqsOutcome:
+    applied: int = 0
+    ignored: int = 0
+    failed: list[str] = field(default_factory=list)  # message ids SQS will redeliver
+
+    def response(self) -> dict[str, Any]:
+        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in self.failed]}
+
+
+def consume_event(services: Services, event: dict[str, Any]) -> SqsOutcome:
+    """Apply every message of one SQS event; the failed ones are listed, never the whole batch."""
     intake = ViewIntake(services.client, services.table)
-    applied = ignored = 0
-    for batch in batches:
-        result = intake.apply_batch(batch)
-        applied, ignored = applied + result.applied, ignored + result.ignored
-    record_intake(source="sqs", messages=len(bodies), applied=applied, ignored=ignored)
-    return IntakeResult(applied, ignored)
+    outcome = SqsOutcome()
+
+    def apply(record: SQSRecord) -> None:
+        result = intake.apply_batch(parse_batch(batch_from_message(record.body)))
+        outcome.applied += result.applied
+        outcome.ignored += result.ignored
+
+    records = event.get("Records") or []
+    if records:
+        response = process_partial_response(
+            event=event, record_handler=apply, processor=BatchProcessor(event_type=EventType.SQS))
+        outcome.failed = [str(failure["itemIdentifier"]) for failure in response.get("batchItemFailures", [])]
+    record_intake(source="sqs", messages=len(records), applied=outcome.applied, ignored=outcome.ignored,
+                  failed=len(outcome.failed))
+    return outcome
+
+
+def consume(services: Services, bodies: list[str]) -> SqsOutcome:
+    """The same, for message bodies (tests and tools): each body becomes one record."""
+    records = [{"messageId": f"m{i}", "body": body, "eventSource": "aws:sqs"} for i, body in enumerate(bodies)]
+    return consume_event(services, {"Records": records})

@@ -33,8 +33,8 @@ from chalicelib.accounts.sets import (
 )
 from chalicelib.allocations.repository import AllocationRecord
 from chalicelib.allocations.rules import Observed, status_for
+from chalicelib.contract.validation import validate_model
 from chalicelib.errors import BadRequest
-from chalicelib.http.bodies import validate_model
 from tests.support.view_factories import account, accounts_report
 
 

@@ -1,9 +1,11 @@
-"""Who a username is (pure): each condition on its own, each failure the same None."""
+"""Who a username is (pure rules over the items as the store adapter reads them): each condition on its own,
+each failure the same None."""
 
 from __future__ import annotations
 
 import pytest
 
+from chalicelib.members.repository import binding_from_item, membership_from_item, username_from_item
 from chalicelib.members.rules import member_result, verified_party
 
 PROJECT = "11111111-1111-4111-8111-111111111111"
@@ -24,7 +26,7 @@ BINDING = {"bindingId": "sb-1", "state": "established", "revision": 4}
     ],
 )
 def test_verified_party(item, expected) -> None:
-    assert verified_party(item) == expected
+    assert verified_party(username_from_item(item)) == expected
 
 
 @pytest.mark.parametrize(
@@ -40,4 +42,4 @@ def test_verified_party(item, expected) -> None:
     ],
 )
 def test_member_result(membership, binding, expected) -> None:
-    assert member_result(PROJECT, PARTY, membership, binding) == expected
+    assert member_result(PROJECT, PARTY, membership_from_item(membership), binding_from_item(binding)) == expected

@@ -2,8 +2,9 @@
 
 import pytest
 
+from chalicelib.contract.validation import validate_model
 from chalicelib.errors import BadRequest
-from chalicelib.http.bodies import decode_json_object, validate_model
+from chalicelib.http.bodies import decode_json_object
 from chalicelib.reports.models import ReportRequest
 from tests.support import factories as f
 

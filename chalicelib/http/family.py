@@ -1,0 +1,258 @@
+"""API families: one route table per family, served through one Chalice Blueprint each.
+
+A family (the agent contract, Placement, compute) brings its own credential
+reader, error renderer and headers; the order of checks is the same for all:
+
+    begin (family-wide request checks) -> authenticate -> grant -> method -> handler -> finish
+
+Authentication comes before the method and the body are looked at, so an
+unauthenticated caller learns nothing about routes. A method no route of the
+path serves is the family's 405 (HEAD is served by the GET route, without a
+body). Any exception a handler lets out is rendered by the family, so a
+framework default never reaches a client.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import unquote
+
+from chalice import Blueprint, Response
+
+from chalicelib.auth.principals import Principal
+from chalicelib.errors import MethodNotAllowed, NotFound, Unauthorized
+from chalicelib.observability import logger
+from chalicelib.runtime import Services, services
+
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+ANY_CONTENT_TYPE = ["*/*"]
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    headers: Mapping[str, str]
+    header_values: Mapping[str, list[str]]  # lower-case name -> every value received (duplicates kept)
+    body: bytes
+    url_root: str
+    request_id: str
+    context: Mapping[str, Any] = field(default_factory=dict)
+    lambda_context: Any = None
+    operation: str = ""  # the route's name once routed ("" when no route serves the method)
+    principal: Principal | None = None
+
+    def all(self, header: str) -> list[str]:
+        """Every value of a header, however many times it was sent."""
+        return self.header_values.get(header.lower(), [])
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any = None  # JSON-serialisable; None: no body and no Content-Type
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[Services, Request], Reply]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    method: str
+    path: str
+    grant: str | None  # a `permission@scope` template over the path parameters; None: no credential needed
+    handler: Handler
+
+
+class Family:
+    """The conventions of one API family. Subclasses override what differs."""
+
+    name = "family"
+    prefixes: tuple[str, ...] = ()
+
+    def begin(self, request: Request) -> None:
+        """Family-wide checks before authentication (Placement: the microversion)."""
+
+    def credential(self, request: Request) -> str | None:
+        raise NotImplementedError
+
+    def accepts(self, principal: Principal) -> bool:
+        """Whether this family's routes are open to this kind of principal at all (else 401)."""
+        return True
+
+    def render(self, request: Request, error: Exception) -> Reply:
+        raise NotImplementedError
+
+    def finish(self, request: Request, reply: Reply) -> Reply:
+        return reply
+
+    def encode(self, reply: Reply) -> Response:
+        headers: dict[str, str | list[str]] = dict(reply.headers)
+        if reply.body is None:
+            return Response(body="", status_code=reply.status, headers=headers)
+        headers = {"Content-Type": "application/json", **headers}
+        return Response(body=json.dumps(reply.body, separators=(",", ":")), status_code=reply.status,
+                        headers=headers)
+
+    def record(self, request: Request, reply: Reply, latency_ms: float) -> None:
+        logger.info("request", extra={"family": self.name, "operation": request.operation or None,
+                                      "status": reply.status, "latencyMs": round(latency_ms, 2),
+                                      "requestId": request.request_id})
+
+
+# --- the request as the families see it ------------------------------------------------------------
+
+def _header_values(event: Mapping[str, Any]) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    multi = event.get("multiValueHeaders") or {}
+    for name, items in multi.items():
+        values.setdefault(name.lower(), []).extend(items or [])
+    for name, value in (event.get("headers") or {}).items():
+        values.setdefault(name.lower(), [value])
+    return values
+
+
+def _url_root(headers: Mapping[str, str], context: Mapping[str, Any]) -> str:
+    host = headers.get("host") or "localhost"
+    scheme = headers.get("x-forwarded-proto") or ("https" if context.get("stage") else "http")
+    stage = context.get("stage")
+    # Behind API Gateway's default endpoint the stage is the first path segment; on a custom domain it is not.
+    if stage and str(context.get("path", "")).startswith(f"/{stage}/"):
+        return f"{scheme}://{host}/{stage}"
+    return f"{scheme}://{host}"
+
+
+def request_from_chalice(current: Any) -> Request:
+    event = current.to_original_event()
+    context = current.context or {}
+    headers = {k.lower(): v for k, v in (current.headers or {}).items()}
+    query_params = current.query_params
+    query = {k: query_params.getlist(k) for k in query_params} if query_params is not None else {}
+    return Request(
+        method=str(context.get("httpMethod") or current.method).upper(),
+        path=str(context.get("path") or current.path),
+        params={k: unquote(v) if "%" in v else v for k, v in (current.uri_params or {}).items()},
+        query=query,
+        headers=headers,
+        header_values=_header_values(event),
+        body=current.raw_body or b"",
+        url_root=_url_root(headers, context),
+        request_id=str(context.get("requestId") or uuid.uuid4()),
+        context=context,
+        lambda_context=current.lambda_context,
+    )
+
+
+# --- dispatch ---------------------------------------------------------------------------------------
+
+def _authorize(svc: Services, family: Family, routes: Sequence[Route], request: Request) -> Request:
+    """Authenticate, then require the grant of the route (or, for a method no route serves, of any route of
+    the path: a caller learns that a method is wrong only for a path it may use)."""
+    if all(route.grant is None for route in routes):
+        return request
+    principal = svc.authenticator.authenticate(family.credential(request))
+    if not family.accepts(principal):
+        raise Unauthorized()
+    needed = [route.grant.format(**request.params) for route in routes if route.grant is not None]
+    if not any(principal.allows(grant) for grant in needed):
+        raise Forbidden(routes[0])
+    return replace(request, principal=principal)
+
+
+class Forbidden(Exception):
+    """An authenticated principal without the grant a route needs; each family decides how to answer."""
+
+    def __init__(self, route: Route) -> None:
+        super().__init__(route.name)
+        self.route = route
+
+
+def _served_by(routes: Mapping[str, Route], method: str) -> Route | None:
+    if method == "HEAD" and "HEAD" not in routes:
+        return routes.get("GET")
+    return routes.get(method)
+
+
+def dispatch(family: Family, routes: Mapping[str, Route], request: Request) -> Reply:
+    """One request through the family's conventions; never raises."""
+    started = time.perf_counter()
+    route = _served_by(routes, request.method)
+    # A wrong method is still recorded under the path's operation.
+    request = replace(request, operation=(route or next(iter(routes.values()))).name)
+    try:
+        family.begin(request)
+        svc = services()
+        request = _authorize(svc, family, [route] if route else list(routes.values()), request)
+        if route is None:
+            raise MethodNotAllowed(allowed=sorted(routes))
+        reply = route.handler(svc, request)
+    except Exception as exc:  # noqa: BLE001 - every failure is answered in the family's own shape
+        reply = family.render(request, exc)
+    reply = family.finish(request, reply)
+    family.record(request, reply, (time.perf_counter() - started) * 1000)
+    return reply
+
+
+def not_found(family: Family, request: Request) -> Reply:
+    """What `make run` answers for a path under the family's prefix that no route matches."""
+    try:
+        family.begin(request)
+        reply = family.render(request, NotFound())
+    except Exception as exc:  # noqa: BLE001
+        reply = family.render(request, exc)
+    return family.finish(request, reply)
+
+
+# --- registration ------------------------------------------------------------------------------------
+
+REGISTERED: list[Family] = []
+
+
+def family_for_path(path: str) -> Family | None:
+    """The family whose prefix is the longest match for a path (the one that answers its unknown routes)."""
+    best: tuple[int, Family] | None = None
+    for family in REGISTERED:
+        for prefix in family.prefixes:
+            under = path == prefix or path.startswith(prefix.rstrip("/") + "/")
+            if under and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), family)
+    return best[1] if best else None
+
+
+def build_blueprint(family: Family, routes: Sequence[Route]) -> Blueprint:
+    """A Blueprint with every distinct path registered once, for every method and content type."""
+    blueprint = Blueprint(f"chalicelib.families.{family.name}")
+    by_path: dict[str, dict[str, Route]] = {}
+    for route in routes:
+        methods = by_path.setdefault(route.path, {})
+        if route.method in methods:
+            raise ValueError(f"two routes for {route.method} {route.path}")
+        methods[route.method] = route
+    for path, methods in by_path.items():
+        _register(blueprint, family, path, methods)
+    if family not in REGISTERED:
+        REGISTERED.append(family)
+    return blueprint
+
+
+def _register(blueprint: Blueprint, family: Family, path: str, methods: dict[str, Route]) -> None:
+    name = next(iter(methods.values())).name.replace(".", "_")
+
+    def view(**_: str) -> Response:
+        request = request_from_chalice(blueprint.current_request)
+        response = family.encode(dispatch(family, methods, request))
+        if request.method == "HEAD":
+            response.body = ""  # the GET answer's status and headers, without its body
+        return response
+
+    view.__name__ = name
+    blueprint.route(path, methods=ALL_METHODS, content_types=ANY_CONTENT_TYPE)(view)

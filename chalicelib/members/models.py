@@ -1,0 +1,30 @@
+"""The view entities a member answer is made of (pure domain records, built by members/repository.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Username:
+    """A (Site, username) as Beto knows it: the Party it names and whether that is verified."""
+
+    party_id: str
+    verified: bool
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A Party's membership in a Project."""
+
+    state: str
+    generation: int
+
+
+@dataclass(frozen=True)
+class SiteBinding:
+    """A Party's `site` binding at one Site."""
+
+    binding_id: str
+    revision: int
+    state: str
