@@ -3,7 +3,9 @@
 Each API family registers every one of its paths for every method and content
 type, so that a wrong method is the family's own 405 (after authentication),
 never API Gateway's 403, and a non-JSON body is the family's 400, never
-Chalice's 415. Route tables: chalicelib/api.py (agent contract).
+Chalice's 415. Route tables: chalicelib/api.py (agent contract), chalicelib/operator_api.py
+(operators), chalicelib/compute/registry.py via chalicelib/compute/api.py (compute),
+chalicelib/placement/handler.py (Placement).
 """
 
 from __future__ import annotations
@@ -11,13 +13,19 @@ from __future__ import annotations
 import os
 
 from chalicelib.api import contract_blueprint
+from chalicelib.compute.api import compute_blueprint
 from chalicelib.http.app import ThreadSafeChalice
+from chalicelib.operator_api import operator_blueprint
+from chalicelib.placement.handler import placement_blueprint
 from chalicelib.runtime import services
 from chalicelib.view.sqs import consume_event
 
 app = ThreadSafeChalice(app_name="resource-provisioning")
 
 app.register_blueprint(contract_blueprint)
+app.register_blueprint(operator_blueprint)
+app.register_blueprint(compute_blueprint())
+app.register_blueprint(placement_blueprint)
 
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)

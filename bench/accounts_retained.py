@@ -40,9 +40,7 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
-from chalicelib.auth.repository import KeyRepository
-from chalicelib.auth.service import Authenticator
-from chalicelib.runtime import Services, use_services
+from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import to_item
 from chalicelib.store.schema import ensure_table
 from chalicelib.view.events import EVENT_ADAPTER
@@ -65,9 +63,8 @@ class _Scenario:
 
         table = f"{services.table}-{name}-{uuid.uuid4().hex[:6]}"
         settings = replace(services.settings, table_name=table)
-        keys = KeyRepository(services.client, table)
-        self.svc = Services(settings=settings, client=services.client, round_trips=services.round_trips,
-                            keys=keys, authenticator=Authenticator(keys, settings.auth_cache_seconds))
+        self.svc = replace(build_services(settings, services.client), round_trips=services.round_trips)
+        keys = self.svc.keys
         ensure_table(services.client, table)
         self.key = generate_key()
         keys.add(hash_key(self.key), principal_for("k8s").name)
@@ -84,7 +81,7 @@ class _Scenario:
 
     def measure(self, fn: Callable[[], Any]) -> tuple[Any, float, dict[str, int], float]:
         """Time and count one call; the key is looked up first, so its cached lookup is not counted."""
-        self.svc.authenticator.principal(f"Bearer {self.key}")
+        self.svc.authenticator.authenticate(self.key)
         return _measure(self.svc, fn)
 
     def drop(self) -> None:

@@ -1,4 +1,5 @@
-"""Operator CLI: `python -m chalicelib.cli keys issue|list|revoke`, `table create`.
+"""Operator CLI: `python -m chalicelib.cli keys issue|list|revoke`, `principals issue|revoke|list`,
+`sites register|list`, `table create`.
 
 Works against whatever store the environment points at (AWS by default;
 AWS_ENDPOINT_URL_DYNAMODB for an emulator; RP_TABLE_NAME for the table).
@@ -8,15 +9,19 @@ Issued keys are printed once and stored only as their SHA-256.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.auth.principals import KEY_TARGETS, principal_for
+from chalicelib.compute.errors import ComputeError
+from chalicelib.compute.errors import Unavailable as ComputeUnavailable
 from chalicelib.config import endpoint_from_env
 from chalicelib.errors import Unavailable
 from chalicelib.local.server import use_local_credentials
-from chalicelib.runtime import build_services
+from chalicelib.runtime import Services, build_services
 from chalicelib.store.schema import ensure_table
+from chalicelib.tenants import service as tenants
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,12 +36,32 @@ def main(argv: list[str] | None = None) -> int:
     revoke.add_argument("key_id")
     table = groups.add_parser("table", help="the DynamoDB table").add_subparsers(dest="command", required=True)
     table.add_parser("create", help="create the table if it is missing")
+    principals_group = groups.add_parser("principals", help="a tenant's principals (tokens with grants)")
+    principals = principals_group.add_subparsers(dest="command", required=True)
+    p_issue = principals.add_parser("issue", help="issue a token (shown once); replaces the principal's grants")
+    p_issue.add_argument("tenant")
+    p_issue.add_argument("principal")
+    p_issue.add_argument("--grant", action="append", default=[], help="permission@scope (repeatable)")
+    p_revoke = principals.add_parser("revoke", help="revoke a principal: all its tokens stop within 60 s")
+    p_revoke.add_argument("tenant")
+    p_revoke.add_argument("principal")
+    p_list = principals.add_parser("list", help="a tenant's principals and grants (never tokens)")
+    p_list.add_argument("tenant")
+    sites = groups.add_parser("sites", help="a tenant's registered Sites").add_subparsers(dest="command", required=True)
+    s_register = sites.add_parser("register", help="register a Site for a tenant")
+    s_register.add_argument("tenant")
+    s_register.add_argument("name")
+    s_register.add_argument("kind", choices=["kubernetes", "slurm", "openstack"])
+    s_list = sites.add_parser("list", help="a tenant's Sites")
+    s_list.add_argument("tenant")
     args = parser.parse_args(argv)
 
     if endpoint_from_env():
         use_local_credentials()  # an emulator (e.g. `make run`'s store) accepts any credentials
     services = build_services()
     try:
+        if args.group in ("principals", "sites"):
+            return _tenants(services, args)
         if args.group == "table":
             created = ensure_table(services.client, services.table)
             print(f"table {services.table}: {'created' if created else 'exists'}")
@@ -54,9 +79,36 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"no active key with id {args.key_id}", file=sys.stderr)
                 return 1
             print(f"revoked {args.key_id}; caches drop it within 60 s")
-    except Unavailable:
+    except (Unavailable, ComputeUnavailable):
         print("the store is unavailable", file=sys.stderr)
         return 3
+    return 0
+
+
+def _tenants(services: Services, args: argparse.Namespace) -> int:
+    """Tenant principals and Sites, through the same service code as the operator routes."""
+    try:
+        if (args.group, args.command) == ("principals", "issue"):
+            issued = tenants.issue_principal(services.tenants, args.tenant,
+                                             {"principal": args.principal, "grants": args.grant})
+            print(json.dumps(issued))
+            print("The token is shown only now.", file=sys.stderr)
+        elif (args.group, args.command) == ("principals", "revoke"):
+            tenants.revoke_principal(services.tenants, args.tenant, args.principal)
+            print(f"revoked {args.tenant}/{args.principal}; caches drop its tokens within 60 s")
+        elif (args.group, args.command) == ("principals", "list"):
+            print(json.dumps(tenants.list_principals(services.tenants, args.tenant)))
+        elif (args.group, args.command) == ("sites", "register"):
+            print(json.dumps(tenants.register_site(services.tenants, args.tenant,
+                                                   {"name": args.name, "kind": args.kind})))
+        else:
+            print(json.dumps(tenants.list_sites(services.tenants, args.tenant)))
+    except ComputeError as exc:
+        if isinstance(exc, ComputeUnavailable):
+            raise
+        print(f"{exc.code}: {exc.message} {json.dumps(exc.details) if exc.details else ''}".rstrip(),
+              file=sys.stderr)
+        return 2 if exc.status == 400 else 1
     return 0
 
 

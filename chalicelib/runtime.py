@@ -15,6 +15,7 @@ from chalicelib.auth.repository import KeyRepository
 from chalicelib.auth.service import Authenticator
 from chalicelib.config import Settings
 from chalicelib.store.client import RoundTripCounter, make_client
+from chalicelib.tenants.store import TenantStore
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Services:
     round_trips: RoundTripCounter
     keys: KeyRepository
     authenticator: Authenticator
+    tenants: TenantStore
 
     @property
     def table(self) -> str:
@@ -34,12 +36,14 @@ def build_services(settings: Settings | None = None, client: Any = None) -> Serv
     settings = settings or Settings.from_env()
     client = client or make_client(settings)
     keys = KeyRepository(client, settings.table_name)
+    tenants = TenantStore(client, settings.table_name)
     return Services(
         settings=settings,
         client=client,
         round_trips=RoundTripCounter(client),
         keys=keys,
-        authenticator=Authenticator(keys, settings.auth_cache_seconds),
+        authenticator=Authenticator(keys, settings.auth_cache_seconds, tenant_principal=tenants.principal),
+        tenants=tenants,
     )
 
 

@@ -1,29 +1,20 @@
-"""Hashed keys in DynamoDB: pk=KEYS, sk=<sha256 of the key>."""
+"""Hashed keys and tokens in DynamoDB: pk=KEYS, sk=<sha256 of the key>."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.store.codec import from_item, key, to_item
+from chalicelib.auth.models import KeyRecord
+from chalicelib.store.codec import to_item
 from chalicelib.store.errors import store_errors
+from chalicelib.store.keys import key
+from chalicelib.store.ops import get_item, query_all
 
 PK = "KEYS"
 
-
-@dataclass(frozen=True)
-class KeyRecord:
-    key_id: str
-    principal: str
-    created_at: int
-    revoked_at: int | None
-    key_hash: str
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
+__all__ = ["PK", "KeyRecord", "KeyRepository"]
 
 
 def _record(item: dict[str, Any]) -> KeyRecord:
@@ -33,7 +24,23 @@ def _record(item: dict[str, Any]) -> KeyRecord:
         created_at=int(item["createdAt"]),
         revoked_at=item.get("revokedAt"),
         key_hash=item["sk"],
+        epoch=item.get("epoch"),
     )
+
+
+def new_record(key_hash: str, principal: str, epoch: str | None = None) -> KeyRecord:
+    return KeyRecord(key_id=secrets.token_hex(6), principal=principal, created_at=int(time.time()),
+                     revoked_at=None, key_hash=key_hash, epoch=epoch)
+
+
+def put_new(table: str, record: KeyRecord) -> dict[str, Any]:
+    """The transaction item that stores a new key (never over another one)."""
+    return {"Put": {
+        "TableName": table,
+        "Item": to_item({"pk": PK, "sk": record.key_hash, "keyId": record.key_id, "principal": record.principal,
+                         "createdAt": record.created_at, "epoch": record.epoch}),
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }}
 
 
 class KeyRepository:
@@ -42,41 +49,20 @@ class KeyRepository:
         self._table = table
 
     def find(self, key_hash: str) -> KeyRecord | None:
-        with store_errors():
-            item = self._client.get_item(
-                TableName=self._table, Key=key(PK, key_hash), ConsistentRead=True
-            ).get("Item")
-        return _record(from_item(item)) if item else None  # type: ignore[arg-type]
+        item = get_item(self._client, self._table, key(PK, key_hash))
+        return _record(item) if item else None
 
     def add(self, key_hash: str, principal: str) -> KeyRecord:
-        record = KeyRecord(
-            key_id=secrets.token_hex(6), principal=principal, created_at=int(time.time()),
-            revoked_at=None, key_hash=key_hash,
-        )
+        record = new_record(key_hash, principal)
+        put = put_new(self._table, record)["Put"]
         with store_errors():
-            self._client.put_item(
-                TableName=self._table,
-                Item=to_item({"pk": PK, "sk": key_hash, "keyId": record.key_id,
-                              "principal": principal, "createdAt": record.created_at}),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+            self._client.put_item(**put)
         return record
 
     def list(self) -> list[KeyRecord]:
-        records: list[KeyRecord] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": PK}},
-        }
-        with store_errors():
-            while True:
-                page = self._client.query(**kwargs)
-                records.extend(_record(from_item(i)) for i in page.get("Items", []))  # type: ignore[arg-type]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return sorted(records, key=lambda r: (r.principal, r.created_at))
+        items = query_all(self._client, self._table, KeyConditionExpression="pk = :pk",
+                          ExpressionAttributeValues={":pk": {"S": PK}})
+        return sorted((_record(i) for i in items), key=lambda r: (r.principal, r.created_at))
 
     def revoke(self, key_id: str) -> bool:
         """Revoke by key id (never by the key itself). False when no active key has that id."""

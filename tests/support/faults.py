@@ -15,8 +15,7 @@ from typing import Any
 
 from botocore.exceptions import EndpointConnectionError
 
-from chalicelib.runtime import Services
-from chalicelib.store.client import RoundTripCounter, make_client
+from chalicelib.runtime import Services, build_services
 
 
 def closed_port() -> int:
@@ -29,9 +28,7 @@ def unreachable(good: Services) -> Services:
     """The same wiring (and the same key cache) over a store at a closed loopback port."""
     settings = replace(good.settings, endpoint_url=f"http://127.0.0.1:{closed_port()}", max_attempts=1,
                        connect_timeout=1.0, read_timeout=1.0)
-    client = make_client(settings)
-    return Services(settings=settings, client=client, round_trips=RoundTripCounter(client), keys=good.keys,
-                    authenticator=good.authenticator)
+    return replace(build_services(settings), keys=good.keys, authenticator=good.authenticator)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,1 @@
+"""The compute API: RPC methods `POST /api/compute/<module>/<method>` for tenant principals."""

@@ -1,0 +1,74 @@
+"""Placement's records as this service holds them (plain values; no store types)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_INT = 2147483647
+
+# Project and user given to consumers written below 1.8 without them (Placement's
+# `incomplete_consumer_project_id` / `incomplete_consumer_user_id` defaults).
+INCOMPLETE_ID = "00000000-0000-0000-0000-000000000000"
+
+
+@dataclass(frozen=True)
+class Inventory:
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = MAX_INT
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+
+    @property
+    def capacity(self) -> float:
+        """What allocations may use: (total - reserved) * allocation_ratio, as Placement computes it."""
+        return (self.total - self.reserved) * self.allocation_ratio
+
+    def as_dict(self) -> dict[str, int | float]:
+        return {
+            "total": self.total, "reserved": self.reserved, "min_unit": self.min_unit,
+            "max_unit": self.max_unit, "step_size": self.step_size,
+            "allocation_ratio": float(self.allocation_ratio),
+        }
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One resource provider item: inventories and usage per class, generation, internal version."""
+
+    uuid: str
+    name: str
+    generation: int = 0
+    version: int = 0  # bumped by every write of the item: the transactions' concurrency token
+    inventories: dict[str, Inventory] = field(default_factory=dict)
+    usages: dict[str, int] = field(default_factory=dict)
+    updated_at: int = 0
+
+    def used(self, resource_class: str) -> int:
+        return self.usages.get(resource_class, 0)
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """One consumer item: its allocations by provider and class, owner and generation."""
+
+    uuid: str
+    project_id: str
+    user_id: str
+    generation: int
+    version: int
+    allocations: dict[str, dict[str, int]] = field(default_factory=dict)
+    updated_at: int = 0
+
+
+@dataclass(frozen=True)
+class ConsumerWrite:
+    """What one request asks for one consumer: its whole new allocation set."""
+
+    uuid: str
+    project_id: str
+    user_id: str
+    allocations: dict[str, dict[str, int]]  # provider uuid -> class -> amount; {} removes them all
+    generation: int | None = None  # the consumer_generation sent (1.28+)
+    check_generation: bool = False  # 1.28+: the sent generation must match

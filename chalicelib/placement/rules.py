@@ -1,0 +1,221 @@
+"""Placement's rules, pure: inventory validation, capacity, generations, consumer records.
+
+Every function decides from values already read; the store writes the decision in one
+transaction conditioned on those values being unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from chalicelib.placement import errors
+from chalicelib.placement.classes import class_order
+from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+
+# --- inventories -------------------------------------------------------------------------------
+
+
+def inventory_from(data: Mapping[str, object]) -> Inventory:
+    """An inventory record from a validated body, with Placement's defaults."""
+    fields = {k: data[k] for k in ("total", "reserved", "min_unit", "max_unit", "step_size") if k in data}
+    ratio = data.get("allocation_ratio", 1.0)
+    return Inventory(**fields, allocation_ratio=float(ratio))  # type: ignore[arg-type]
+
+
+def capacity_problem(resource_class: str, provider_uuid: str, inventory: Inventory,
+                     version: tuple[int, int]) -> str | None:
+    """Placement's reserved-vs-total rule: reserved >= total is invalid below 1.26, > total from 1.26."""
+    usable = inventory.total - inventory.reserved
+    if version >= (1, 26):
+        if usable < 0:
+            return (f"Invalid inventory for '{resource_class}' on resource provider '{provider_uuid}'. "
+                    "The reserved value is greater than total.")
+        return None
+    if usable <= 0:
+        return (f"Invalid inventory for '{resource_class}' on resource provider '{provider_uuid}'. "
+                "The reserved value is greater than or equal to total.")
+    return None
+
+
+def classes_in_use(provider: Provider, removed: Iterable[str]) -> list[str]:
+    """Removed classes that still have allocations, in the standard class order."""
+    return class_order(rc for rc in removed if provider.used(rc) > 0)
+
+
+def in_use_message(classes: list[str], provider_uuid: str) -> str:
+    return f"Inventory for '{', '.join(classes)}' on resource provider '{provider_uuid}' in use."
+
+
+# --- consumer generations ----------------------------------------------------------------------
+
+
+def check_consumer_generation(existing: Consumer | None, write: ConsumerWrite) -> None:
+    """1.28+: null means "I expect no consumer"; otherwise the generation must match. 409 at once."""
+    if not write.check_generation:
+        return
+    if existing is None:
+        if write.generation is not None:
+            raise errors.concurrent_update(
+                f"consumer generation conflict - expected null but got {write.generation}")
+        return
+    if existing.generation != write.generation:
+        got = "None" if write.generation is None else write.generation
+        raise errors.concurrent_update(
+            f"consumer generation conflict - expected {existing.generation} but got {got}")
+
+
+# --- allocations -------------------------------------------------------------------------------
+
+
+@dataclass
+class ProviderChange:
+    """The new state of a provider that was read, or deltas for one that was not (moved off)."""
+
+    usages: dict[str, int]
+    bump_generation: bool
+
+
+@dataclass
+class AllocationDecision:
+    providers: dict[str, ProviderChange] = field(default_factory=dict)  # read providers, new state
+    released: dict[str, dict[str, int]] = field(default_factory=dict)  # unread providers: amounts to release
+    bump_released: set[str] = field(default_factory=set)  # unread providers whose generation moves
+    consumers: dict[str, Consumer | None] = field(default_factory=dict)  # new record; None = delete
+    usage_deltas: dict[tuple[str, str | None], dict[str, int]] = field(default_factory=dict)
+
+
+def _delta(target: dict[tuple[str, str | None], dict[str, int]], owner: tuple[str, str],
+           allocations: Mapping[str, Mapping[str, int]], sign: int) -> None:
+    project, user = owner
+    for resources in allocations.values():
+        for rc, amount in resources.items():
+            for key in ((project, None), (project, user)):
+                bucket = target.setdefault(key, {})
+                bucket[rc] = bucket.get(rc, 0) + sign * amount
+
+
+def decide_allocations(
+    writes: list[ConsumerWrite],
+    consumers: Mapping[str, Consumer | None],
+    providers: Mapping[str, Provider | None],
+    class_exists: Callable[[str], bool],
+    not_found_prefix: Callable[[str], str],
+) -> AllocationDecision:
+    """Placement's allocation write, in its check order:
+
+    consumer generations -> providers exist (400) -> classes exist (400) -> the class is in
+    the provider's inventory (409) -> min_unit/max_unit/step_size (409) -> capacity (409),
+    where capacity is checked against usage without the written consumers' own allocations,
+    and an over-capacity result is accepted when it is no worse than before the write.
+    """
+    for write in writes:
+        check_consumer_generation(consumers.get(write.uuid), write)
+    for write in writes:
+        for rp in write.allocations:
+            if providers.get(rp) is None:
+                raise errors.bad_request(f"Allocation for resource provider '{rp}' that does not exist.")
+    for write in writes:
+        for resources in write.allocations.values():
+            for rc in resources:
+                if not class_exists(rc):
+                    raise errors.bad_request(f"{not_found_prefix(write.uuid)}No such resource class {rc}.")
+
+    decision = AllocationDecision()
+    # Usage each read provider keeps once the written consumers' allocations are removed.
+    kept: dict[str, dict[str, int]] = {}
+    for rp, provider in providers.items():
+        if provider is not None:
+            kept[rp] = dict(provider.usages)
+    for write in writes:
+        old = consumers.get(write.uuid)
+        if old is None:
+            continue
+        for rp, resources in old.allocations.items():
+            target = kept.get(rp)
+            if target is None:
+                decision.released.setdefault(rp, {})
+                for rc, amount in resources.items():
+                    decision.released[rp][rc] = decision.released[rp].get(rc, 0) + amount
+                continue
+            for rc, amount in resources.items():
+                target[rc] = target.get(rc, 0) - amount
+
+    requested: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for write in writes:
+        for rp, resources in write.allocations.items():
+            for rc, amount in resources.items():
+                requested[rp][rc] += amount
+    for write in writes:
+        for rp, resources in write.allocations.items():
+            provider = providers[rp]
+            assert provider is not None
+            _check_one(provider, resources, kept[rp], requested[rp])
+
+    named: set[str] = set()
+    for write in writes:
+        named.update(write.allocations)
+        old = consumers.get(write.uuid)
+        if not write.allocations and old is not None:
+            named.update(old.allocations)  # an emptied consumer's providers count as written
+    for rp in kept:
+        new_usages = {rc: n for rc, n in kept[rp].items()}
+        for rc, amount in requested.get(rp, {}).items():
+            new_usages[rc] = new_usages.get(rc, 0) + amount
+        decision.providers[rp] = ProviderChange(
+            usages={rc: n for rc, n in new_usages.items() if n}, bump_generation=rp in named)
+    decision.bump_released = {rp for rp in decision.released if rp in named}
+
+    for write in writes:
+        old = consumers.get(write.uuid)
+        if old is not None:
+            _delta(decision.usage_deltas, (old.project_id, old.user_id), old.allocations, -1)
+        _delta(decision.usage_deltas, (write.project_id, write.user_id), write.allocations, +1)
+        if not write.allocations:
+            decision.consumers[write.uuid] = None
+            continue
+        decision.consumers[write.uuid] = Consumer(
+            uuid=write.uuid, project_id=write.project_id, user_id=write.user_id,
+            generation=(old.generation + 1) if old else 1, version=(old.version + 1) if old else 1,
+            allocations={rp: dict(res) for rp, res in write.allocations.items()},
+        )
+    decision.usage_deltas = {
+        key: {rc: n for rc, n in delta.items() if n} for key, delta in decision.usage_deltas.items()
+        if any(delta.values())
+    }
+    return decision
+
+
+def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[str, int],
+               requested_all: Mapping[str, int]) -> None:
+    if not any(rc in provider.inventories for rc in resources):
+        classes = ", ".join(class_order(resources))
+        raise errors.conflict(
+            f"Unable to allocate inventory: Inventory for '{classes}' on resource provider "
+            f"'{provider.uuid}' invalid.")
+    for rc, amount in resources.items():
+        inventory = provider.inventories.get(rc)
+        if inventory is None:
+            raise errors.conflict(
+                f"Unable to allocate inventory: Inventory for '{rc}' on resource provider "
+                f"'{provider.uuid}' invalid.")
+        if amount < inventory.min_unit or amount > inventory.max_unit or amount % inventory.step_size:
+            raise errors.conflict(
+                f"Unable to allocate inventory: Unable to create allocation for '{rc}' on resource provider "
+                f"'{provider.uuid}'. The requested amount would violate inventory constraints.")
+        used = kept.get(rc, 0)
+        wanted = used + requested_all.get(rc, 0)
+        if inventory.capacity < used + amount or inventory.capacity < wanted:
+            if wanted <= provider.used(rc):
+                continue  # over capacity, but no worse than before this write
+            raise errors.conflict(
+                f"Unable to allocate inventory: Unable to create allocation for '{rc}' on resource provider "
+                f"'{provider.uuid}'. The requested amount would exceed the capacity.")
+
+
+def release_all(consumer: Consumer) -> dict[tuple[str, str | None], dict[str, int]]:
+    """Usage deltas of deleting every allocation of a consumer (DELETE /allocations/{c})."""
+    deltas: dict[tuple[str, str | None], dict[str, int]] = {}
+    _delta(deltas, (consumer.project_id, consumer.user_id), consumer.allocations, -1)
+    return deltas

@@ -1,0 +1,44 @@
+"""Inventory bodies: one record (POST, PUT one) and the whole set (PUT)."""
+
+from __future__ import annotations
+
+import copy
+
+from chalicelib.placement.schemas.common import MAX_FLOAT, RC_PATTERN, bounded_integer
+
+
+def _record(required: list[str]) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "resource_provider_generation": {"type": "integer"},
+            "total": bounded_integer(1),
+            "reserved": bounded_integer(0),
+            "min_unit": bounded_integer(1),
+            "max_unit": bounded_integer(1),
+            "step_size": bounded_integer(1),
+            "allocation_ratio": {"type": "number", "maximum": MAX_FLOAT},
+        },
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+# PUT /resource_providers/{uuid}/inventories/{resource_class}
+UPDATE_ONE = _record(["total", "resource_provider_generation"])
+
+# POST /resource_providers/{uuid}/inventories (the class is in the body, no generation)
+CREATE_ONE = copy.deepcopy(_record(["total"]))
+CREATE_ONE["properties"]["resource_class"] = {"type": "string", "pattern": RC_PATTERN}
+CREATE_ONE["required"].append("resource_class")
+
+# PUT /resource_providers/{uuid}/inventories
+REPLACE_ALL = {
+    "type": "object",
+    "properties": {
+        "resource_provider_generation": {"type": "integer"},
+        "inventories": {"type": "object", "patternProperties": {RC_PATTERN: _record(["total"])}},
+    },
+    "required": ["resource_provider_generation", "inventories"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,288 @@
+"""Placement operations: read, decide (rules.py), write one transaction; retry a lost race.
+
+A transaction canceled by a condition means another write changed an item since our read:
+read again and decide again, a bounded number of times (Placement retries allocation
+writes the same way), then 409 `placement.concurrent_update`. Decisions that depend on
+what the caller sent (a provider or consumer generation) fail at once with their own 409.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid as uuidlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from chalicelib.placement import errors, rules
+from chalicelib.placement.classes import is_custom, is_standard
+from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.store import PlacementStore
+from chalicelib.store.ops import TransactionCanceled
+
+T = TypeVar("T")
+
+# Placement's `allocation_conflict_retry_count` is 10; we allow more because a DynamoDB race is
+# cheaper to lose than a SQL one and the threads test piles many writers on one provider.
+RETRIES = 20
+_BACKOFF_CAP = 0.05
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.002 * (2 ** attempt))))
+
+
+def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
+    for n in range(RETRIES):
+        try:
+            return attempt()
+        except TransactionCanceled:
+            _pause(n)
+    raise exhausted()
+
+
+def _no_provider(uuid: str) -> errors.PlacementError:
+    return errors.not_found(f"No resource provider with uuid {uuid} found")
+
+
+class PlacementService:
+    def __init__(self, store: PlacementStore) -> None:
+        self.store = store
+
+    # --- resource providers --------------------------------------------------------------------
+
+    def create_provider(self, name: str, uuid: str | None) -> Provider:
+        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name)
+        try:
+            self.store.create_provider(provider)
+        except TransactionCanceled as canceled:
+            taken = []
+            if canceled.failed(0):
+                taken.append(f"uuid: {provider.uuid}")
+            if canceled.failed(1):
+                taken.append(f"name: {name}")
+            if not taken:  # a concurrent transaction on the same keys: the other one won
+                taken.append(f"uuid: {provider.uuid}")
+            raise errors.conflict(
+                f"Conflicting resource provider {', '.join(taken)} already exists.", errors.DUPLICATE_NAME,
+            ) from None
+        return provider
+
+    def provider(self, uuid: str) -> Provider:
+        provider = self.store.provider(uuid)
+        if provider is None:
+            raise _no_provider(uuid)
+        return provider
+
+    def list_providers(self, name: str | None, uuid: str | None) -> list[Provider]:
+        if uuid is not None:
+            found = [p for p in [self.store.provider(uuid)] if p is not None]
+        elif name is not None:
+            found = [p for p in [self.store.provider_by_name(name)] if p is not None]
+        else:
+            found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
+        return [p for p in found if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)]
+
+    def rename_provider(self, uuid: str, name: str) -> Provider:
+        def attempt() -> Provider:
+            read = self.provider(uuid)
+            try:
+                self.store.rename_provider(read, name)
+            except TransactionCanceled as canceled:
+                if canceled.failed(2):
+                    raise errors.conflict(f"Conflicting resource provider {name} already exists.",
+                                          errors.DUPLICATE_NAME) from None
+                raise
+            return Provider(**{**read.__dict__, "name": name})
+
+        return retrying(attempt, lambda: errors.concurrent_update("Resource provider changed; retry."))
+
+    def delete_provider(self, uuid: str) -> None:
+        def attempt() -> None:
+            read = self.store.provider(uuid)
+            if read is None:
+                raise errors.not_found(f"No resource provider with uuid {uuid} found for delete")
+            if read.usages:
+                raise errors.conflict(
+                    f"Unable to delete resource provider {uuid}: Resource provider has allocations.",
+                    errors.PROVIDER_IN_USE)
+            self.store.delete_provider(read)
+
+        retrying(attempt, lambda: errors.concurrent_update("Resource provider changed; retry."))
+
+    # --- inventories ---------------------------------------------------------------------------
+
+    def _unknown_classes(self, names: list[str]) -> list[str]:
+        custom = [n for n in names if not is_standard(n)]
+        known = self.store.existing_custom_classes([n for n in custom if is_custom(n)])
+        return [n for n in names if not is_standard(n) and n not in known]
+
+    def _write_inventories(self, uuid: str, change: Callable[[Provider], dict[str, Inventory]],
+                           conflict: str) -> Provider:
+        def attempt() -> Provider:
+            read = self.provider(uuid)
+            return self.store.write_inventories(read, change(read))
+
+        return retrying(attempt, lambda: errors.concurrent_update(conflict))
+
+    def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
+                            version: tuple[int, int]) -> Provider:
+        def change(read: Provider) -> dict[str, Inventory]:
+            if read.generation != generation:
+                raise errors.concurrent_update("resource provider generation conflict")
+            for rc, inventory in inventories.items():
+                problem = rules.capacity_problem(rc, uuid, inventory, version)
+                if problem:
+                    raise errors.bad_request(f"Unable to update inventory for resource provider {uuid}: {problem}")
+            added = [rc for rc in inventories if rc not in read.inventories]
+            unknown = self._unknown_classes(added)
+            if unknown:
+                raise errors.bad_request(
+                    f"Unknown resource class in inventory for resource provider {uuid}: "
+                    f"No such resource class {unknown[0]}.")
+            in_use = rules.classes_in_use(read, [rc for rc in read.inventories if rc not in inventories])
+            if in_use:
+                raise errors.conflict(f"update conflict: {rules.in_use_message(in_use, uuid)}",
+                                      errors.INVENTORY_INUSE)
+            return dict(inventories)
+
+        return self._write_inventories(uuid, change, "update conflict: Another thread concurrently updated the "
+                                       "data. Please retry your update")
+
+    def add_inventory(self, uuid: str, rc: str, inventory: Inventory, version: tuple[int, int]) -> Provider:
+        def change(read: Provider) -> dict[str, Inventory]:
+            problem = rules.capacity_problem(rc, uuid, inventory, version)
+            if problem:
+                raise errors.bad_request(f"Unable to create inventory for resource provider {uuid}: {problem}")
+            if self._unknown_classes([rc]):
+                raise errors.bad_request(
+                    f"Unable to create inventory for resource provider {uuid}: No such resource class {rc}.")
+            if rc in read.inventories:
+                raise errors.concurrent_update(
+                    f"Update conflict: Inventory for '{rc}' on resource provider '{uuid}' already exists.")
+            return {**read.inventories, rc: inventory}
+
+        return self._write_inventories(uuid, change, "Update conflict: Another thread concurrently updated the "
+                                       "data. Please retry your update")
+
+    def update_inventory(self, uuid: str, rc: str, generation: int, inventory: Inventory,
+                         version: tuple[int, int]) -> Provider:
+        def change(read: Provider) -> dict[str, Inventory]:
+            if read.generation != generation:
+                raise errors.concurrent_update("resource provider generation conflict")
+            problem = rules.capacity_problem(rc, uuid, inventory, version)
+            if problem:
+                raise errors.bad_request(f"Unable to update inventory for resource provider {uuid}: {problem}")
+            if self._unknown_classes([rc]):
+                raise errors.not_found(f"No such resource class {rc}.")
+            if rc not in read.inventories:
+                raise errors.bad_request(
+                    f"No inventory record with resource class for resource provider {uuid}: "
+                    f"No inventory of class {rc} found.")
+            return {**read.inventories, rc: inventory}
+
+        return self._write_inventories(uuid, change, "update conflict: Another thread concurrently updated the "
+                                       "data. Please retry your update")
+
+    def delete_inventory(self, uuid: str, rc: str) -> None:
+        def change(read: Provider) -> dict[str, Inventory]:
+            if self._unknown_classes([rc]):
+                raise errors.not_found(f"No inventory of class {rc} found for delete: No such resource class {rc}.")
+            if rc not in read.inventories:
+                raise errors.not_found(
+                    f"No inventory of class {rc} found for delete: No inventory of class {rc} found for delete")
+            if read.used(rc):
+                raise errors.concurrent_update(
+                    f"Unable to delete inventory of class {rc}: {rules.in_use_message([rc], uuid)}")
+            return {k: v for k, v in read.inventories.items() if k != rc}
+
+        self._write_inventories(uuid, change, f"Unable to delete inventory of class {rc}: Another thread "
+                                "concurrently updated the data. Please retry your update")
+
+    def delete_inventories(self, uuid: str) -> None:
+        def change(read: Provider) -> dict[str, Inventory]:
+            in_use = rules.classes_in_use(read, read.inventories)
+            if in_use:
+                raise errors.conflict(rules.in_use_message(in_use, uuid), errors.INVENTORY_INUSE)
+            return {}
+
+        self._write_inventories(uuid, change, f"Unable to delete inventory for resource provider {uuid} because "
+                                "the inventory was updated by another process. Please retry your request.")
+
+    # --- allocations ---------------------------------------------------------------------------
+
+    def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, Provider | None]]:
+        consumer = self.store.consumer(uuid)
+        if consumer is None:
+            return None, {}
+        return consumer, self.store.providers(sorted(consumer.allocations))
+
+    def write_allocations(self, writes: list[ConsumerWrite], *, single: bool) -> None:
+        """PUT /allocations/{c} (single) or POST /allocations: one BatchGet, one transaction."""
+        provider_uuids = sorted({rp for w in writes for rp in w.allocations})
+        consumer_uuids = [w.uuid for w in writes]
+
+        def prefix(consumer_uuid: str) -> str:
+            return (f"Unable to allocate inventory for consumer {consumer_uuid}: " if single
+                    else "Unable to allocate inventory ")
+
+        def attempt() -> None:
+            consumers, providers = self.store.read_for_allocation(consumer_uuids, provider_uuids)
+            held = {rc for p in providers.values() if p for rc in p.inventories}
+            wanted = {rc for w in writes for res in w.allocations.values() for rc in res}
+            unknown = set(self._unknown_classes(sorted(rc for rc in wanted if rc not in held)))
+            decision = rules.decide_allocations(
+                writes, consumers, providers, lambda rc: rc not in unknown, prefix)
+            self.store.write_allocations(decision, providers, consumers)
+
+        retrying(attempt, lambda: errors.concurrent_update(
+            "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
+            "updated the resource provider data. Please retry your update"))
+
+    def delete_allocations(self, consumer_uuid: str) -> None:
+        def attempt() -> None:
+            consumer = self.store.consumer(consumer_uuid)
+            if consumer is None:
+                raise errors.not_found(f"No allocations for consumer '{consumer_uuid}'")
+            self.store.delete_allocations(consumer, rules.release_all(consumer))
+
+        retrying(attempt, lambda: errors.concurrent_update(
+            "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
+
+    def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
+        provider, allocations = self.store.provider_with_allocations(uuid)
+        if provider is None:
+            raise errors.not_found(f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found")
+        return provider, allocations
+
+    # --- usages and resource classes -----------------------------------------------------------
+
+    def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
+        return self.store.usage_totals(project, user)
+
+    def custom_classes(self) -> list[str]:
+        return sorted(item["sk"] for item in self.store.custom_classes())
+
+    def class_exists(self, name: str) -> bool:
+        return is_standard(name) or (is_custom(name) and self.store.custom_class(name) is not None)
+
+    def create_class(self, name: str) -> bool:
+        """True when created, False when it already existed."""
+        try:
+            self.store.create_class(name)
+        except TransactionCanceled:
+            return False
+        return True
+
+    def delete_class(self, name: str) -> None:
+        if is_standard(name):
+            raise errors.bad_request(
+                f"Error in delete resource class: Cannot delete standard resource class {name}.")
+        try:
+            self.store.delete_class(name)
+        except TransactionCanceled:
+            if self.store.custom_class(name) is None:
+                raise errors.not_found(f"No such resource class {name}.") from None
+            raise errors.conflict(
+                f"Error in delete resource class: Cannot delete resource class {name}. "
+                "Class is in use in inventory.") from None

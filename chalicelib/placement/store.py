@@ -1,0 +1,389 @@
+"""Placement's items in the service table (the DynamoDB adapter; the client is injected).
+
+| item                              | pk                     | sk              |
+|-----------------------------------|------------------------|-----------------|
+| resource provider                 | PLRP#<uuid>            | -               |
+| one consumer's allocation on it   | PLRP#<uuid>            | ALLOC#<consumer>|
+| provider name claim (uniqueness)  | PLRPNAME#<name>        | -               |
+| consumer                          | PLCONS#<uuid>          | -               |
+| usage of a project                | PLUSAGE#<project>      | -               |
+| usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
+| custom resource class             | PLRC                   | <name>          |
+
+Providers carry gsi1pk=PLRP, gsi1sk=<uuid>, so listing them is one Query on the sparse
+KEYS_ONLY index plus consistent BatchGets. Every write is one TransactWriteItems whose
+conditions state its invariants: each item read is unchanged (its internal `version`,
+bumped by every write of the item), names and uuids are unique, a custom class exists and
+is unreferenced when deleted. Capacity and generations are decided (rules.py) from exactly
+the values those conditions pin.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.placement import errors
+from chalicelib.placement.models import Consumer, Inventory, Provider
+from chalicelib.placement.rules import AllocationDecision
+from chalicelib.store.codec import from_item, key, to_item, to_value
+from chalicelib.store.errors import store_errors
+from chalicelib.store.ops import batch_get, transact
+
+PROVIDER_INDEX_PK = "PLRP"
+MAX_TRANSACTION_ITEMS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+_BATCH = 100
+
+
+def provider_key(uuid: str) -> dict[str, Any]:
+    return key(f"PLRP#{uuid}")
+
+
+def allocation_key(provider_uuid: str, consumer_uuid: str) -> dict[str, Any]:
+    return key(f"PLRP#{provider_uuid}", f"ALLOC#{consumer_uuid}")
+
+
+def name_key(name: str) -> dict[str, Any]:
+    return key(f"PLRPNAME#{name}")
+
+
+def consumer_key(uuid: str) -> dict[str, Any]:
+    return key(f"PLCONS#{uuid}")
+
+
+def usage_key(project: str, user: str | None) -> dict[str, Any]:
+    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
+
+
+def class_key(name: str) -> dict[str, Any]:
+    return key("PLRC", name)
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _number(value: float) -> Decimal:
+    return Decimal(repr(float(value)))
+
+
+def _inventory_value(inventory: Inventory) -> dict[str, Any]:
+    values: dict[str, Any] = inventory.as_dict()
+    values["allocation_ratio"] = _number(inventory.allocation_ratio)
+    return values
+
+
+def _provider(item: dict[str, Any]) -> Provider:
+    return Provider(
+        uuid=item["uuid"], name=item["name"], generation=int(item["generation"]), version=int(item["version"]),
+        inventories={rc: Inventory(
+            total=v["total"], reserved=v["reserved"], min_unit=v["min_unit"], max_unit=v["max_unit"],
+            step_size=v["step_size"], allocation_ratio=float(v["allocation_ratio"]),
+        ) for rc, v in (item.get("inv") or {}).items()},
+        usages={rc: int(n) for rc, n in (item.get("use") or {}).items() if n},
+        updated_at=int(item.get("updatedAt", 0)),
+    )
+
+
+def _consumer(item: dict[str, Any]) -> Consumer:
+    return Consumer(
+        uuid=item["uuid"], project_id=item["project"], user_id=item["user"],
+        generation=int(item["generation"]), version=int(item["version"]),
+        allocations={rp: {rc: int(n) for rc, n in res.items()} for rp, res in (item.get("allocs") or {}).items()},
+        updated_at=int(item.get("updatedAt", 0)),
+    )
+
+
+def check_limits(items: list[dict[str, Any]]) -> None:
+    """A write DynamoDB cannot do in one transaction can never succeed: a deterministic 400."""
+    if len(items) > MAX_TRANSACTION_ITEMS:
+        raise errors.bad_request(
+            f"This request would write {len(items)} items in one transaction; the limit is "
+            f"{MAX_TRANSACTION_ITEMS}. Split it into smaller requests.")
+    size = len(json.dumps(items, default=str))
+    if size > MAX_TRANSACTION_BYTES:
+        raise errors.bad_request(
+            f"This request would write {size} bytes in one transaction; the limit is "
+            f"{MAX_TRANSACTION_BYTES} bytes. Split it into smaller requests.")
+
+
+class PlacementStore:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self._table = table
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
+        with store_errors():
+            raw = self._client.get_item(TableName=self._table, Key=item_key, ConsistentRead=True).get("Item")
+        return from_item(raw)
+
+    def _batch(self, keys: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        unique = list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values())
+        for start in range(0, len(unique), _BATCH):
+            found.update(batch_get(self._client, self._table, unique[start:start + _BATCH]))
+        return found
+
+    def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs["TableName"] = self._table
+        with store_errors():
+            while True:
+                page = self._client.query(**kwargs)
+                items.extend(from_item(i) or {} for i in page.get("Items", []))
+                if "LastEvaluatedKey" not in page:
+                    return items
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def provider(self, uuid: str) -> Provider | None:
+        item = self._get(provider_key(uuid))
+        return _provider(item) if item else None
+
+    def providers(self, uuids: list[str]) -> dict[str, Provider | None]:
+        found = self._batch([provider_key(u) for u in uuids])
+        return {u: (_provider(found[(f"PLRP#{u}", "-")]) if (f"PLRP#{u}", "-") in found else None) for u in uuids}
+
+    def provider_by_name(self, name: str) -> Provider | None:
+        claim = self._get(name_key(name))
+        return self.provider(claim["uuid"]) if claim else None
+
+    def provider_uuids(self) -> list[str]:
+        """Every provider's uuid: one Query on the sparse, keys-only gsi1 (no Scan)."""
+        items = self._query(
+            IndexName="gsi1", KeyConditionExpression="gsi1pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}},
+        )
+        return [i["gsi1sk"] for i in items]
+
+    def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
+        """The provider item and its consumers' allocation items: one consistent Query of its partition."""
+        items = self._query(
+            KeyConditionExpression="pk = :pk", ConsistentRead=True,
+            ExpressionAttributeValues={":pk": {"S": f"PLRP#{uuid}"}},
+        )
+        provider = None
+        allocations: dict[str, dict[str, Any]] = {}
+        for item in items:
+            if item["sk"] == "-":
+                provider = _provider(item)
+            elif item["sk"].startswith("ALLOC#"):
+                allocations[item["sk"][len("ALLOC#"):]] = item
+        return provider, allocations
+
+    def consumer(self, uuid: str) -> Consumer | None:
+        item = self._get(consumer_key(uuid))
+        return _consumer(item) if item else None
+
+    def read_for_allocation(
+        self, consumer_uuids: list[str], provider_uuids: list[str],
+    ) -> tuple[dict[str, Consumer | None], dict[str, Provider | None]]:
+        """The consumers and providers an allocation write decides from: one consistent BatchGet."""
+        found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids])
+        consumers = {c: (_consumer(found[(f"PLCONS#{c}", "-")]) if (f"PLCONS#{c}", "-") in found else None)
+                     for c in consumer_uuids}
+        providers = {p: (_provider(found[(f"PLRP#{p}", "-")]) if (f"PLRP#{p}", "-") in found else None)
+                     for p in provider_uuids}
+        return consumers, providers
+
+    def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
+        item = self._get(usage_key(project, user)) or {}
+        return {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+
+    def custom_classes(self) -> list[dict[str, Any]]:
+        return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                           ExpressionAttributeValues={":pk": {"S": "PLRC"}})
+
+    def custom_class(self, name: str) -> dict[str, Any] | None:
+        return self._get(class_key(name))
+
+    def existing_custom_classes(self, names: list[str]) -> set[str]:
+        if not names:
+            return set()
+        found = self._batch([class_key(n) for n in names])
+        return {sk for (_pk, sk) in found}
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        check_limits(items)
+        transact(self._client, items)
+
+    def _provider_put(self, provider: Provider, condition: str, values: dict[str, Any] | None = None,
+                      ) -> dict[str, Any]:
+        now = _now()
+        item = to_item({
+            "pk": f"PLRP#{provider.uuid}", "sk": "-",
+            "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
+            "generation": provider.generation, "version": provider.version,
+            "inv": {rc: _inventory_value(inv) for rc, inv in provider.inventories.items()},
+            "use": dict(provider.usages), "updatedAt": now,
+            "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": provider.uuid,
+        })
+        put: dict[str, Any] = {"TableName": self._table, "Item": item, "ConditionExpression": condition}
+        if values:
+            put["ExpressionAttributeValues"] = values
+        return {"Put": put}
+
+    def _unchanged(self, version: int) -> tuple[str, dict[str, Any]]:
+        return "version = :read", {":read": {"N": str(version)}}
+
+    def _class_refs(self, deltas: dict[str, int]) -> list[dict[str, Any]]:
+        """Reference counts of custom classes held in inventories (a class in use cannot be deleted)."""
+        items = []
+        for name, delta in sorted(deltas.items()):
+            if not delta:
+                continue
+            items.append({"Update": {
+                "TableName": self._table, "Key": class_key(name),
+                "UpdateExpression": "ADD refs :d",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+            }})
+        return items
+
+    def create_provider(self, provider: Provider) -> None:
+        """Raises TransactionCanceled: item 0 failed = uuid taken, item 1 failed = name taken."""
+        self._transact([
+            self._provider_put(provider, "attribute_not_exists(pk)"),
+            {"Put": {"TableName": self._table,
+                     "Item": to_item({"pk": f"PLRPNAME#{provider.name}", "sk": "-", "uuid": provider.uuid}),
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+        ])
+
+    def rename_provider(self, read: Provider, name: str) -> None:
+        condition, values = self._unchanged(read.version)
+        updated = Provider(**{**read.__dict__, "name": name, "version": read.version + 1})
+        items = [self._provider_put(updated, condition, values)]
+        if name != read.name:
+            items += [
+                {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
+                {"Put": {"TableName": self._table,
+                         "Item": to_item({"pk": f"PLRPNAME#{name}", "sk": "-", "uuid": read.uuid}),
+                         "ConditionExpression": "attribute_not_exists(pk)"}},
+            ]
+        self._transact(items)
+
+    def delete_provider(self, read: Provider) -> None:
+        condition, values = self._unchanged(read.version)
+        self._transact([
+            {"Delete": {"TableName": self._table, "Key": provider_key(read.uuid),
+                        "ConditionExpression": condition, "ExpressionAttributeValues": values}},
+            {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
+            *self._class_refs({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_")}),
+        ])
+
+    def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
+        """Replace the provider's inventories; generation +1. Returns the provider as written."""
+        condition, values = self._unchanged(read.version)
+        written = Provider(**{**read.__dict__, "inventories": inventories,
+                              "generation": read.generation + 1, "version": read.version + 1})
+        refs = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
+        refs.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
+        self._transact([self._provider_put(written, condition, values), *self._class_refs(refs)])
+        return written
+
+    def write_allocations(self, decision: AllocationDecision, providers: dict[str, Provider | None],
+                          consumers: dict[str, Consumer | None]) -> None:
+        """The whole allocation decision as one transaction (no write when nothing changes)."""
+        items: list[dict[str, Any]] = []
+        for rp, change in decision.providers.items():
+            read = providers[rp]
+            assert read is not None
+            condition, values = self._unchanged(read.version)
+            items.append(self._provider_put(Provider(**{
+                **read.__dict__, "usages": change.usages, "version": read.version + 1,
+                "generation": read.generation + (1 if change.bump_generation else 0),
+            }), condition, values))
+        for rp, released in decision.released.items():
+            items.append(self._release(rp, released, rp in decision.bump_released))
+        for uuid, new in decision.consumers.items():
+            old = consumers.get(uuid)
+            items.extend(self._consumer_items(uuid, old, new))
+        for (project, user), delta in sorted(decision.usage_deltas.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            items.append(self._usage_update(project, user, delta))
+        if items:
+            self._transact(items)
+
+    def delete_allocations(self, consumer: Consumer, deltas: dict[tuple[str, str | None], dict[str, int]]) -> None:
+        """DELETE /allocations/{c}: release everything, no generation moves, the consumer goes."""
+        items = [self._release(rp, res, False) for rp, res in consumer.allocations.items()]
+        items.extend(self._consumer_items(consumer.uuid, consumer, None))
+        items.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
+        self._transact(items)
+
+    def _release(self, rp: str, amounts: dict[str, int], bump_generation: bool) -> dict[str, Any]:
+        """Take a consumer's amounts off a provider that was not read (removing usage never fails)."""
+        names = {"#use": "use"}
+        values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"N": str(_now())}}
+        sets = ["version = version + :one", "updatedAt = :now"]
+        if bump_generation:
+            sets.append("generation = generation + :one")
+        for i, (rc, amount) in enumerate(sorted(amounts.items())):
+            names[f"#c{i}"] = rc
+            values[f":a{i}"] = {"N": str(amount)}
+            sets.append(f"#use.#c{i} = #use.#c{i} - :a{i}")
+        return {"Update": {
+            "TableName": self._table, "Key": provider_key(rp), "UpdateExpression": "SET " + ", ".join(sets),
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
+        }}
+
+    def _consumer_items(self, uuid: str, old: Consumer | None, new: Consumer | None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        if old is None:
+            condition, values = "attribute_not_exists(pk)", None
+        else:
+            condition, values = self._unchanged(old.version)
+        if new is None:
+            if old is not None:
+                delete: dict[str, Any] = {"TableName": self._table, "Key": consumer_key(uuid),
+                                          "ConditionExpression": condition}
+                if values:
+                    delete["ExpressionAttributeValues"] = values
+                items.append({"Delete": delete})
+        else:
+            put: dict[str, Any] = {"TableName": self._table, "ConditionExpression": condition, "Item": to_item({
+                "pk": f"PLCONS#{uuid}", "sk": "-", "kind": "placement-consumer", "uuid": uuid,
+                "project": new.project_id, "user": new.user_id, "generation": new.generation,
+                "version": new.version, "allocs": new.allocations, "updatedAt": _now(),
+            })}
+            if values:
+                put["ExpressionAttributeValues"] = values
+            items.append({"Put": put})
+        old_rps = set(old.allocations) if old else set()
+        new_rps = set(new.allocations) if new else set()
+        for rp in sorted(old_rps - new_rps):
+            items.append({"Delete": {"TableName": self._table, "Key": allocation_key(rp, uuid)}})
+        if new is not None:
+            for rp in sorted(new_rps):
+                items.append({"Put": {"TableName": self._table, "Item": to_item({
+                    "pk": f"PLRP#{rp}", "sk": f"ALLOC#{uuid}", "resources": new.allocations[rp],
+                    "consumerGeneration": new.generation, "updatedAt": _now(),
+                })}})
+        return items
+
+    def _usage_update(self, project: str, user: str | None, delta: dict[str, int]) -> dict[str, Any]:
+        names = {f"#c{i}": f"rc_{rc}" for i, rc in enumerate(sorted(delta))}
+        values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
+        return {"Update": {
+            "TableName": self._table, "Key": usage_key(project, user),
+            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
+        }}
+
+    def create_class(self, name: str) -> None:
+        """Raises TransactionCanceled when the class exists."""
+        self._transact([{"Put": {"TableName": self._table,
+                                 "Item": to_item({"pk": "PLRC", "sk": name, "refs": 0, "createdAt": _now()}),
+                                 "ConditionExpression": "attribute_not_exists(pk)"}}])
+
+    def delete_class(self, name: str) -> None:
+        """Raises TransactionCanceled when the class is missing or still held in an inventory."""
+        self._transact([{"Delete": {"TableName": self._table, "Key": class_key(name),
+                                    "ConditionExpression": "attribute_exists(pk) AND refs = :zero",
+                                    "ExpressionAttributeValues": {":zero": {"N": "0"}}}}])

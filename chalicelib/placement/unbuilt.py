@@ -1,0 +1,23 @@
+"""Placement endpoints this service does not build: traits, aggregates, allocation
+candidates, the reshaper. They answer 404 in Placement's format (docs/placement.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.placement import errors
+from chalicelib.placement.framework import Reply, Request
+
+PATHS = (
+    "/placement/traits",
+    "/placement/traits/{name}",
+    "/placement/resource_providers/{uuid}/traits",
+    "/placement/resource_providers/{uuid}/aggregates",
+    "/placement/allocation_candidates",
+    "/placement/reshaper",
+)
+
+
+def not_built(_svc: Any, request: Request) -> Reply:
+    raise errors.not_found("This Placement-compatible service does not provide traits, aggregates, "
+                           "allocation candidates or the reshaper.")

@@ -1,0 +1,32 @@
+"""/placement/resource_providers/{uuid}/usages and /placement/usages (1.9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.placement import errors, web
+from chalicelib.placement.deps import placement
+from chalicelib.placement.framework import Reply, Request
+from chalicelib.placement.schemas import usage as schema
+
+
+def for_provider(svc: Any, request: Request) -> Reply:
+    """Every inventory class with its usage, 0 when unused."""
+    web.check_accept(request)
+    uuid = request.params["uuid"]
+    provider = placement(svc).store.provider(uuid)
+    if provider is None:
+        raise errors.not_found(
+            f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
+    usages = {rc: provider.used(rc) for rc in provider.inventories}
+    return web.reply(request, 200, {"resource_provider_generation": provider.generation, "usages": usages})
+
+
+def totals(svc: Any, request: Request) -> Reply:
+    """Usage summed over a project (and user): only classes with allocations."""
+    if web.version(request) < (1, 9):
+        raise errors.not_found()
+    web.check_accept(request)
+    params = web.query(request, schema.TOTALS_QUERY)
+    usages = placement(svc).usage_totals(params["project_id"], params.get("user_id"))
+    return web.reply(request, 200, {"usages": usages})

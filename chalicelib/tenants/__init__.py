@@ -1,0 +1,1 @@
+"""Tenants: their principals (tokens with grants) and their registered Sites."""

@@ -1,0 +1,77 @@
+"""OpenStack settings for the commitment sync: from the environment, or a Secrets Manager secret (moto)."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from chalicelib.commitments.upstream import ConfigError, OpenStackConfig, config_from_secret
+
+SECRET = "s3cr3t-Never-Shown"
+
+
+def test_password_settings_from_the_environment() -> None:
+    config = OpenStackConfig.from_env({
+        "RP_OPENSTACK_AUTH_URL": "https://keystone.example/v3", "RP_OPENSTACK_USERNAME": "syncer",
+        "RP_OPENSTACK_PASSWORD": SECRET, "RP_OPENSTACK_USER_DOMAIN_NAME": "Users",
+        "RP_OPENSTACK_PROJECT_NAME": "cloud_admin", "RP_OPENSTACK_PROJECT_DOMAIN_NAME": "ccadmin",
+        "RP_COMMITMENTS_CONCURRENCY": "8", "UNRELATED": "x",
+    })
+    assert (config.auth_url, config.username, config.password, config.user_domain_name, config.project_name,
+            config.project_domain_name, config.concurrency) == (
+        "https://keystone.example/v3", "syncer", SECRET, "Users", "cloud_admin", "ccadmin", 8)
+    assert not config.uses_application_credential
+    assert SECRET not in repr(config)
+
+
+def test_application_credential_settings_from_the_environment() -> None:
+    config = OpenStackConfig.from_env({
+        "RP_OPENSTACK_AUTH_URL": "https://keystone.example", "RP_OPENSTACK_APPLICATION_CREDENTIAL_ID": "ac-1",
+        "RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET": SECRET,
+    })
+    assert config.uses_application_credential and config.application_credential_secret == SECRET
+    assert config.concurrency == 16 and config.user_domain_name == "Default"
+    assert SECRET not in repr(config)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_USERNAME": "u", "RP_OPENSTACK_PROJECT_NAME": "p"},
+        {"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_APPLICATION_CREDENTIAL_ID": "ac-1"},
+        {"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_APPLICATION_CREDENTIAL_ID": "ac-1",
+         "RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET": SECRET, "RP_COMMITMENTS_CONCURRENCY": "0"},
+    ],
+)
+def test_incomplete_settings_are_refused_without_echoing_them(env) -> None:
+    with pytest.raises(ConfigError) as error:
+        OpenStackConfig.from_env(env)
+    assert SECRET not in str(error.value)
+
+
+@mock_aws
+def test_settings_from_a_secrets_manager_secret() -> None:
+    client = boto3.client("secretsmanager", region_name="us-east-1")
+    arn = client.create_secret(Name="rp/openstack", SecretString=json.dumps({
+        "auth_url": "https://keystone.example/v3", "username": "syncer", "password": SECRET,
+        "user_domain_name": "Default", "project_name": "cloud_admin", "project_domain_name": "Default",
+        "unrelated": "ignored"}))["ARN"]
+    config = config_from_secret(client, arn, concurrency=4)
+    assert (config.username, config.password, config.project_name, config.concurrency) == (
+        "syncer", SECRET, "cloud_admin", 4)
+
+
+@mock_aws
+@pytest.mark.parametrize("body", [f"not json {SECRET}", json.dumps([SECRET]), json.dumps({"password": SECRET})])
+def test_an_unusable_secret_is_refused_without_echoing_it(body) -> None:
+    client = boto3.client("secretsmanager", region_name="us-east-1")
+    arn = client.create_secret(Name="rp/openstack", SecretString=body)["ARN"]
+    with pytest.raises(ConfigError) as error:
+        config_from_secret(client, arn)
+    assert SECRET not in str(error.value)
+    assert error.value.__cause__ is None
+    assert error.value.__context__ is None or error.value.__suppress_context__  # no JSON error holding it

@@ -1,0 +1,238 @@
+"""Placement's pure rules: capacity, min/max/step, reserved vs total, generations, consumer records."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chalicelib.placement import rules
+from chalicelib.placement.classes import class_order
+from chalicelib.placement.errors import CONCURRENT_UPDATE, PlacementError
+from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+
+RP = "11111111-1111-1111-1111-111111111111"
+RP2 = "22222222-2222-2222-2222-222222222222"
+C1 = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
+C2 = "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb"
+
+
+def provider(uuid: str = RP, usages: dict[str, int] | None = None, generation: int = 3, **inventories: Inventory):
+    return Provider(uuid=uuid, name=uuid[:4], generation=generation, version=7,
+                    inventories=inventories or {"VCPU": Inventory(total=8)}, usages=usages or {})
+
+
+def write(consumer: str = C1, allocations: dict | None = None, generation: int | None = None,
+          check: bool = False, project: str = "p", user: str = "u") -> ConsumerWrite:
+    return ConsumerWrite(uuid=consumer, project_id=project, user_id=user,
+                         allocations={RP: {"VCPU": 1}} if allocations is None else allocations,
+                         generation=generation, check_generation=check)
+
+
+def decide(writes, consumers=None, providers=None, known=lambda rc: True):
+    return rules.decide_allocations(writes, consumers or {}, providers or {RP: provider()}, known,
+                                    lambda c: f"Unable to allocate inventory for consumer {c}: ")
+
+
+def error_of(fn) -> PlacementError:
+    with pytest.raises(PlacementError) as caught:
+        fn()
+    return caught.value
+
+
+# --- capacity and inventory constraints --------------------------------------------------------
+
+@pytest.mark.parametrize(("inventory", "capacity"), [
+    (Inventory(total=10), 10),
+    (Inventory(total=10, reserved=2), 8),
+    (Inventory(total=10, reserved=2, allocation_ratio=16.0), 128),
+    (Inventory(total=10, reserved=10), 0),
+    (Inventory(total=3, allocation_ratio=0.5), 1.5),
+])
+def test_capacity_is_total_minus_reserved_times_ratio(inventory, capacity):
+    assert inventory.capacity == capacity
+
+
+@pytest.mark.parametrize(("total", "reserved", "version", "problem"), [
+    (10, 9, (1, 0), None),
+    (10, 10, (1, 25), "greater than or equal to total"),
+    (10, 10, (1, 26), None),
+    (10, 11, (1, 26), "greater than total"),
+    (10, 11, (1, 0), "greater than or equal to total"),
+])
+def test_reserved_against_total_by_microversion(total, reserved, version, problem):
+    found = rules.capacity_problem("VCPU", RP, Inventory(total=total, reserved=reserved), version)
+    if problem is None:
+        assert found is None
+    else:
+        assert problem in found and "'VCPU'" in found and RP in found
+
+
+@pytest.mark.parametrize(("amount", "accepted"), [
+    (10, True), (20, True), (1000, True),
+    (5, False),     # below min_unit
+    (1010, False),  # above max_unit
+    (15, False),    # not a multiple of step_size
+])
+def test_min_max_step(amount, accepted):
+    disk = Inventory(total=2048, min_unit=10, max_unit=1000, step_size=10)
+    fn = lambda: decide([write(allocations={RP: {"DISK_GB": amount}})],  # noqa: E731
+                        providers={RP: provider(DISK_GB=disk)})
+    if accepted:
+        assert fn().providers[RP].usages == {"DISK_GB": amount}
+    else:
+        err = error_of(fn)
+        assert err.status == 409 and "would violate inventory constraints" in err.detail
+
+
+def test_capacity_exceeded_is_409_without_concurrent_update_code():
+    err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 3}})],
+                                  providers={RP: provider(usages={"VCPU": 6})}))
+    assert err.status == 409 and err.code != CONCURRENT_UPDATE
+    assert "The requested amount would exceed the capacity" in err.detail
+
+
+def test_capacity_sums_every_consumer_of_one_request():
+    """Bug 1778743: three consumers x 1 VCPU against total 2 is refused as a whole."""
+    small = provider(VCPU=Inventory(total=2))
+    third = "cccccccc-cccc-cccc-cccc-cccccccccccc"
+    writes = [write(consumer=c, allocations={RP: {"VCPU": 1}}) for c in (C1, C2, third)]
+    assert error_of(lambda: decide(writes, providers={RP: small})).status == 409
+    assert decide(writes[:2], providers={RP: small}).providers[RP].usages == {"VCPU": 2}
+
+
+def test_rewriting_a_consumer_does_not_count_its_old_allocation_twice():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 8}})
+    decision = decide([write(allocations={RP: {"VCPU": 8}})], consumers={C1: old},
+                      providers={RP: provider(usages={"VCPU": 8})})
+    assert decision.providers[RP].usages == {"VCPU": 8}
+
+
+def test_over_capacity_is_accepted_when_no_worse_than_before():
+    """Inventory shrank below usage; a write that lowers the overage still succeeds."""
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 6}})
+    shrunk = provider(usages={"VCPU": 6}, VCPU=Inventory(total=4))
+    assert decide([write(allocations={RP: {"VCPU": 5}})], consumers={C1: old},
+                  providers={RP: shrunk}).providers[RP].usages == {"VCPU": 5}
+    assert error_of(lambda: decide([write(allocations={RP: {"VCPU": 7}})], consumers={C1: old},
+                                   providers={RP: shrunk})).status == 409
+
+
+@given(total=st.integers(1, 50), reserved=st.integers(0, 50), ratio=st.sampled_from([0.5, 1.0, 1.5, 4.0]),
+       used=st.integers(0, 60), amount=st.integers(1, 60))
+def test_a_new_claim_never_takes_usage_above_capacity(total, reserved, ratio, used, amount):
+    inventory = Inventory(total=total, reserved=min(reserved, total), allocation_ratio=ratio)
+    rp = provider(usages={"VCPU": used} if used else {}, VCPU=inventory)
+    try:
+        decision = decide([write(allocations={RP: {"VCPU": amount}})], providers={RP: rp})
+    except PlacementError as err:
+        assert err.status == 409
+        assert used + amount > inventory.capacity
+    else:
+        assert decision.providers[RP].usages["VCPU"] == used + amount <= inventory.capacity
+
+
+# --- check order and messages ------------------------------------------------------------------
+
+def test_missing_provider_is_400():
+    err = error_of(lambda: decide([write()], providers={RP: None}))
+    assert err.status == 400 and f"Allocation for resource provider '{RP}' that does not exist." in err.detail
+
+
+def test_unknown_class_is_400_before_inventory_checks():
+    err = error_of(lambda: decide([write(allocations={RP: {"CUSTOM_PONY": 1}})], known=lambda rc: rc != "CUSTOM_PONY"))
+    assert err.status == 400
+    assert err.detail == f"Unable to allocate inventory for consumer {C1}: No such resource class CUSTOM_PONY."
+
+
+def test_class_missing_from_inventory_is_409():
+    err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 1, "PCI_DEVICE": 1}})]))
+    assert err.status == 409 and f"Inventory for 'PCI_DEVICE' on resource provider '{RP}' invalid." in err.detail
+
+
+def test_consumer_generation_is_checked_before_providers():
+    err = error_of(lambda: decide([write(generation=2, check=True)], providers={RP: None}))
+    assert err.status == 409 and err.code == CONCURRENT_UPDATE
+
+
+# --- generations -------------------------------------------------------------------------------
+
+EXISTING = Consumer(uuid=C1, project_id="p", user_id="u", generation=5, version=9, allocations={RP: {"VCPU": 1}})
+
+
+@pytest.mark.parametrize(("existing", "sent", "message"), [
+    (None, None, None),
+    (None, 3, "consumer generation conflict - expected null but got 3"),
+    (EXISTING, None, "consumer generation conflict - expected 5 but got None"),
+    (EXISTING, 4, "consumer generation conflict - expected 5 but got 4"),
+    (EXISTING, 5, None),
+])
+def test_consumer_generation_rules(existing, sent, message):
+    fn = lambda: rules.check_consumer_generation(existing, write(generation=sent, check=True))  # noqa: E731
+    if message is None:
+        fn()
+    else:
+        err = error_of(fn)
+        assert (err.status, err.code, err.detail) == (409, CONCURRENT_UPDATE, message)
+
+
+def test_below_1_28_no_consumer_generation_is_checked():
+    rules.check_consumer_generation(EXISTING, write(generation=None, check=False))
+
+
+def test_new_consumer_starts_at_generation_1_and_each_write_adds_one():
+    first = decide([write()]).consumers[C1]
+    assert first is not None and first.generation == 1
+    again = decide([write()], consumers={C1: EXISTING},
+                   providers={RP: provider(usages={"VCPU": 1})}).consumers[C1]
+    assert again is not None and again.generation == 6
+
+
+def test_provider_generation_moves_once_per_provider_named_in_the_new_set():
+    decision = decide([write(consumer=C1), write(consumer=C2)])
+    assert decision.providers[RP].bump_generation  # +1 once, whatever the number of consumers
+
+
+def test_moving_a_consumer_leaves_the_old_provider_generation_alone():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP2: {"VCPU": 2}})
+    decision = decide([write(allocations={RP: {"VCPU": 2}})], consumers={C1: old})
+    assert decision.released == {RP2: {"VCPU": 2}}
+    assert decision.bump_released == set()
+    assert decision.providers[RP].bump_generation
+
+
+def test_emptying_a_consumer_deletes_it_and_counts_its_providers_as_written():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP2: {"VCPU": 2}})
+    decision = decide([write(allocations={})], consumers={C1: old}, providers={})
+    assert decision.consumers == {C1: None}
+    assert decision.bump_released == {RP2}
+    assert decision.usage_deltas == {("p", None): {"VCPU": -2}, ("p", "u"): {"VCPU": -2}}
+
+
+def test_changing_owner_moves_usage_between_projects():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 1}})
+    decision = decide([write(project="q", user="v")], consumers={C1: old},
+                      providers={RP: provider(usages={"VCPU": 1})})
+    assert decision.usage_deltas == {
+        ("p", None): {"VCPU": -1}, ("p", "u"): {"VCPU": -1}, ("q", None): {"VCPU": 1}, ("q", "v"): {"VCPU": 1},
+    }
+
+
+# --- inventories in use ------------------------------------------------------------------------
+
+def test_classes_in_use_are_listed_in_standard_class_order():
+    rp = provider(usages={"DISK_GB": 1, "VCPU": 1}, VCPU=Inventory(total=1), DISK_GB=Inventory(total=1),
+                  MEMORY_MB=Inventory(total=1))
+    assert rules.classes_in_use(rp, ["DISK_GB", "MEMORY_MB", "VCPU"]) == ["VCPU", "DISK_GB"]
+    message = rules.in_use_message(["VCPU", "DISK_GB"], RP)
+    assert message == f"Inventory for 'VCPU, DISK_GB' on resource provider '{RP}' in use."
+
+
+def test_custom_classes_sort_after_standard_ones():
+    assert class_order(["CUSTOM_B", "DISK_GB", "CUSTOM_A", "VCPU"]) == ["VCPU", "DISK_GB", "CUSTOM_A", "CUSTOM_B"]
+
+
+def test_inventory_defaults_are_placements():
+    assert rules.inventory_from({"total": 4}).as_dict() == {
+        "total": 4, "reserved": 0, "min_unit": 1, "max_unit": 2147483647, "step_size": 1, "allocation_ratio": 1.0,
+    }
