@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
 
-.PHONY: setup run test test-store test-unit test-integration bench lint clean
+.PHONY: setup lock run test test-store test-unit test-integration bench lint clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,11 +15,27 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 
 setup: $(VENV)/.installed
 
+# --- Dependency locks (docs/dependencies.md) ----------------------------------------------------
+# requirements*.in: top-level dependencies, edited by hand. requirements*.txt: the locks, generated:
+# every transitive dependency pinned. `chalice package` ships requirements.txt; setup and CI install
+# requirements-dev.txt (the runtime lock included). Existing pins are kept; UPGRADE=1 takes the
+# newest versions the .in files allow. uv runs from the venv, at the version requirements-dev.in pins.
+LOCK = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --no-emit-index-url \
+	--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade)
+
+$(VENV)/bin/uv:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements-dev.in)"
+
+lock: $(VENV)/bin/uv ## refresh the locks requirements*.txt from requirements*.in (UPGRADE=1 for newer versions)
+	$(LOCK) requirements.in -o requirements.txt
+	$(LOCK) requirements-dev.in -o requirements-dev.txt
+
 run: setup ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
-	PORT=$(PORT) $(PY) -m chalicelib.local.server
+	PORT=$(PORT) $(PY) -m devkit.server
 
 # The integration tier's store (README "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
-# unset, tests/support/stores.py takes DynamoDB Local when it can run, else moto (and says so).
+# unset, devkit/stores.py takes DynamoDB Local when it can run, else moto (and says so).
 NODE_DEPS := node_modules/.package-lock.json
 
 $(NODE_DEPS): package.json package-lock.json
@@ -47,8 +63,10 @@ test-integration: setup test-store
 bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
 	$(PY) -m bench.run
 
-lint: setup ## ruff on the code, then cfn-lint on every stage's packaged template (packaging needs no AWS account)
+lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cfn-lint on every stage's template
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy chalicelib
 	$(MAKE) --no-print-directory $(addprefix package-,$(LINT_STAGES))
 	$(VENV)/bin/cfn-lint $(foreach s,$(LINT_STAGES),$(BUILD)/$(s)/sam.json)
 

@@ -15,14 +15,16 @@ stand-in), authenticated with a Site key.
   fenced; the view is seeded with BatchWriteItem in the intake's own layout
   (the intake applies one event per write, which is minutes on an emulator,
   not what is measured here). Then: the first read (the list changed since
-  the last read, so the revision moves) and a steady read. (A view change
-  moving the revision is covered by the tests; a third read would only add
-  half a minute on the emulator.)
+  the last read, so the revision moves; the list is computed and stored), a
+  steady read (the stored list), a Project closed through the intake and the
+  read after it (computed again), and a steady read again.
 
 Read units: what the store reported in ConsumedCapacity (moto reports fixed
-placeholders; DynamoDB Local and AWS compute them), and DynamoDB's own rule
-applied to the bytes read: consistent Query = item bytes / 4 KB per page,
-consistent BatchGet/GetItem = 1 unit per item up to 4 KB.
+placeholders; DynamoDB Local and AWS compute them; a read that stores the list
+also reports its write units), the floor of a stored-list read (its encoded
+bytes / 4 KB), and DynamoDB's own rule applied to the bytes a computing read
+takes: consistent Query = item bytes / 4 KB per page, consistent
+BatchGet/GetItem = 1 unit per item up to 4 KB.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.retained.keys import list_chunk_key
+from chalicelib.retained.materialized import read_state
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import to_item
+from chalicelib.store.ops import batch_get
 from chalicelib.store.schema import ensure_table
 from chalicelib.view.events import EVENT_ADAPTER
 from chalicelib.view.intake import ViewIntake, _attributes
@@ -59,7 +64,7 @@ class _Scenario:
 
     def __init__(self, services: Services, name: str) -> None:
         from app import app
-        from chalicelib.local.gateway import LocalGateway
+        from devkit.gateway import LocalGateway
 
         table = f"{services.table}-{name}-{uuid.uuid4().hex[:6]}"
         settings = replace(services.settings, table_name=table)
@@ -241,6 +246,18 @@ def _estimate_read_units(items: list[dict[str, Any]]) -> int:
     return math.ceil(item_bytes / 4096) + entities + 1  # + the RETAINED#<site> item
 
 
+_READS = {"GetItem", "BatchGetItem", "Query"}
+
+
+def _stored_list_bytes(svc: Services, site: str) -> tuple[int, int]:
+    """(encoded bytes, chunks) of the Site's stored list (materialized.py), read directly."""
+    state = read_state(svc.client, svc.table, site)
+    assert state.header is not None
+    keys = [list_chunk_key(site, state.header.generation, n) for n in range(state.header.chunks)]
+    found = batch_get(svc.client, svc.table, keys)
+    return sum(len(bytes(item["data"].value)) for item in found.values()), state.header.chunks
+
+
 def _retained(services: Services) -> list[str]:
     scenario = _Scenario(services, "retained")
     try:
@@ -251,25 +268,42 @@ def _retained(services: Services) -> list[str]:
         ViewIntake(scenario.svc.client, scenario.svc.table).apply(EVENT_ADAPTER.validate_python(items[ITEMS - 1]))
         seeding = time.perf_counter() - started
         path = "/resource-provisioning/k8s/retained-accounts"
-        estimate = None
+        estimate = _estimate_read_units(items)
         lines = [f"retained accounts, {ITEMS:,} items at k8s ({OTHER_SITE_ITEMS:,} more at slurm, not read), "
                  f"{PROJECTS} Projects, {PARTIES:,} Parties ({seeded + 1:,} rows seeded in {seeding:.1f} s):"]
 
-        def read(label: str) -> dict[str, Any]:
-            nonlocal estimate
-            (status, body), elapsed, calls, capacity = scenario.measure(lambda: scenario.call("GET", path))
-            assert status == 200, body
-            if estimate is None:
-                estimate = _estimate_read_units(items)
-            lines.append(f"  {label:20}: revision {body['revision']}, {len(body['accounts']):,} accounts, "
-                         f"{elapsed:.2f} s, {_calls(calls)} round trips, read units: reported {capacity:,.0f}, "
-                         f"DynamoDB rule {estimate:,}")
+        def read(label: str, repeat: int = 1) -> dict[str, Any]:
+            times, body, calls, capacity = [], None, {}, 0.0
+            for _ in range(repeat):
+                (status, body), elapsed, calls, _ = scenario.measure(lambda: scenario.call("GET", path))
+                assert status == 200, body
+                times.append(elapsed)
+                by_call = dict(scenario.svc.round_trips.capacity)
+            assert body is not None
+            capacity = sum(v for k, v in by_call.items() if k in _READS)
+            writes = sum(v for k, v in by_call.items() if k not in _READS)
+            timing = f"{statistics.median(times) * 1000:,.0f} ms" + (f" (median of {repeat})" if repeat > 1 else "")
+            lines.append(f"  {label:28}: revision {body['revision']}, {len(body['accounts']):,} accounts, "
+                         f"{timing}, {_calls(calls)} round trips, read units reported {capacity:,.0f}"
+                         + (f" (and {writes:,.0f} write units)" if writes else ""))
             return body
 
-        first = read("first read")  # the list changed since revision 1 was made: the revision moves
+        # The list changed since revision 1 was made: the revision moves; the list is computed and stored.
+        first = read("first read (computes, stores)")
         assert first["revision"] == 2, first["revision"]
-        steady = read("steady read")
+        steady = read("steady read (stored list)", repeat=5)
         assert steady == first
+        stored, chunks = _stored_list_bytes(scenario.svc, "k8s")
+        lines.append(f"  stored list: {stored:,} bytes in {chunks} chunk(s) (zlib of a string table and index rows,"
+                     f" {stored / len(first['accounts']):.1f} bytes per account); floor {math.ceil(stored / 4096)}"
+                     f" read units (bytes / 4 KB); computing it by DynamoDB's rule: {estimate:,} read units")
+        closed = next(e for e in view if e["type"] == "project" and e["state"] == "active")
+        status, _ = scenario.call("POST", "/api/resource-provisioning/events", {"events": [
+            {**closed, "state": "closed", "revision": 2}]}, key=scenario.service_key)
+        assert status == 200
+        changed = read("after a Project closed")
+        assert changed["revision"] == 3 and len(changed["accounts"]) < len(first["accounts"])
+        assert read("steady read again", repeat=5) == changed
         return lines
     finally:
         scenario.drop()

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.cli import use_local_credentials
 from chalicelib.config import Settings, endpoint_from_env
-from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import key, to_item
 from chalicelib.store.schema import ensure_table
@@ -111,7 +111,7 @@ def main() -> int:
     if not endpoint_from_env():
         # The integration tier's store (RP_TEST_STORE; DynamoDB Local where Java is, else moto):
         # DynamoDB Local reports capacity the way DynamoDB bills it, moto does not.
-        from tests.support.stores import start_store
+        from devkit.stores import start_store
 
         store = start_store()
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
@@ -125,7 +125,7 @@ def main() -> int:
     use_services(services)
 
     from app import app
-    from chalicelib.local.gateway import LocalGateway
+    from devkit.gateway import LocalGateway
 
     keys = {"k8s": generate_key(), "service": generate_key()}
     services.keys.add(hash_key(keys["k8s"]), "site:k8s")

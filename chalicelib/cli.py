@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from chalicelib.auth.keys import generate_key, hash_key
@@ -18,10 +19,16 @@ from chalicelib.compute.errors import ComputeError
 from chalicelib.compute.errors import Unavailable as ComputeUnavailable
 from chalicelib.config import endpoint_from_env
 from chalicelib.errors import Unavailable
-from chalicelib.local.server import use_local_credentials
 from chalicelib.runtime import Services, build_services
 from chalicelib.store.schema import ensure_table
 from chalicelib.tenants import service as tenants
+
+
+def use_local_credentials() -> None:
+    """Emulators accept any credentials; a laptop may have none configured."""
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
 def main(argv: list[str] | None = None) -> int:

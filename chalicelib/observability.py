@@ -78,13 +78,13 @@ def metrics_enabled() -> bool:
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
 
 
-def _emit(dimensions: Mapping[str, str], values: list[tuple[str, str, float]]) -> None:
+def _emit(dimensions: Mapping[str, str], values: list[tuple[str, MetricUnit, float]]) -> None:
     """One EMF document: its own metric set (so threads never share one), flushed at once."""
     metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE_NAME)
-    for name, value in dimensions.items():
-        metrics.add_dimension(name=name, value=value)
-    for name, unit, value in values:
-        metrics.add_metric(name=name, unit=unit, value=value)
+    for dimension, label in dimensions.items():
+        metrics.add_dimension(name=dimension, value=label)
+    for name, unit, amount in values:
+        metrics.add_metric(name=name, unit=unit, value=amount)
     metrics.flush_metrics()
 
 

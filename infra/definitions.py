@@ -364,7 +364,7 @@ def function_policy(access: FunctionAccess, *, table_arn: Arn, queue_arn: Arn, l
 
 # ---------------------------------------------------------------------------
 # API Gateway's own answers, shaped like the app's: `{"code": ...}` and the
-# statuses the contract knows (chalicelib/local/gateway.py answers alike locally).
+# statuses the contract knows (devkit/gateway.py answers alike locally).
 # The app registers every method and content type on its routes, so most of
 # these only fire for paths no route matches, oversized bodies and throttling.
 

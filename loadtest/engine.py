@@ -418,13 +418,17 @@ class Verdict:
 
 
 def _conforms(operation: str, record: Record) -> str | None:
-    from tests.support.contract import assert_conforms
+    from devkit.conformance import assert_conforms
 
     try:
         assert_conforms(operation, record.status, record.parsed)
     except Exception as exc:  # noqa: BLE001 - any mismatch is a finding
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     return None
+
+
+Groups = dict[tuple[str | None, str | None], list[Record]]  # (requestId, content) -> its answers
+Accepted = dict[int, dict[int, tuple[Version, dict[str, Any]]]]  # resource -> revision -> (version, answer)
 
 
 def verify(
@@ -436,7 +440,18 @@ def verify(
     verdict = Verdict()
     with run.shared.lock:
         records = list(run.shared.records)
+    check_statuses_and_bodies(records, verdict)
+    groups = answered_groups(records)
+    check_repeats_identical(records, groups, verdict)
+    check_refusal_codes(groups, verdict)
+    accepted = accepted_revisions(run, groups, verdict)
+    check_newest_reports_stored(run, accepted, stored, read_allocation, verdict)
+    check_reads_not_older_than_acknowledged(records, accepted, verdict)
+    return verdict
 
+
+def check_statuses_and_bodies(records: list[Record], verdict: Verdict) -> None:
+    """No 5xx but 503; every answer a documented one, its body conforming to the contract."""
     statuses = collections.Counter(r.status for r in records)
     verdict.figures["statuses"] = dict(sorted(statuses.items()))
     for r in records:
@@ -453,11 +468,18 @@ def verify(
             if problem:
                 verdict.fail(f"{r.kind} {r.request_id}: {r.status}: {problem}")
 
-    # Every non-503 answer to one request (requestId + content) is the same, byte for byte.
-    groups: dict[tuple[str | None, str | None], list[Record]] = collections.defaultdict(list)
+
+def answered_groups(records: list[Record]) -> Groups:
+    """The answered writes (not 503, not unanswered), grouped by request: requestId and content."""
+    groups: Groups = collections.defaultdict(list)
     for r in records:
         if r.kind in WRITE_KINDS and r.status not in (0, 503):
             groups[(r.request_id, r.content)].append(r)
+    return groups
+
+
+def check_repeats_identical(records: list[Record], groups: Groups, verdict: Verdict) -> None:
+    """Every non-503 answer to one request is the same, byte for byte."""
     repeated = 0
     for (request_id, _), answers in groups.items():
         first = answers[0]
@@ -472,7 +494,9 @@ def verify(
     verdict.figures["replays"] = sum(1 for r in records if r.kind == REPLAY and r.status not in (0, 503))
     verdict.figures["duplicates"] = sum(1 for r in records if r.kind == DUP and r.status not in (0, 503))
 
-    # Reuses and stale reports are refused with the right code.
+
+def check_refusal_codes(groups: Groups, verdict: Verdict) -> None:
+    """Reuses and stale reports are refused with the right code."""
     for kind in (REUSE, STALE):
         checked = 0
         for answers in groups.values():
@@ -485,13 +509,15 @@ def verify(
                 verdict.fail(f"{kind} {r.request_id}: {r.status} {r.raw[:160]!r}, expected 422 {r.expect_code}")
         verdict.figures[f"{kind}_checked"] = checked
 
-    # Per resource: accepted revisions are 1..n once each; the newest sent is accepted and stored.
-    accepted: dict[int, dict[int, tuple[Version, dict[str, Any]]]] = collections.defaultdict(dict)
+
+def accepted_revisions(run: LoadRun, groups: Groups, verdict: Verdict) -> Accepted:
+    """Per resource, the revision each accepted version got; a revision given twice is a loss."""
+    accepted: Accepted = collections.defaultdict(dict)
     by_request = {v.request_id: v for chain in run.plan.versions.values() for v in chain}
     for (request_id, content), answers in groups.items():
         version = by_request.get(request_id or "")
         if version is None or content != canonical(version.message()):
-            continue  # stale probes and reuses: checked above
+            continue  # stale probes and reuses: check_refusal_codes
         body = answers[0].parsed or {}
         if body.get("outcome") != "accepted":
             continue
@@ -503,15 +529,23 @@ def verify(
                 f"resource {version.resource}: revision {revision} given to v{other.number} and v{version.number}"
             )
         accepted[version.resource][revision] = (version, body)
+    return accepted
 
+
+def check_newest_reports_stored(
+    run: LoadRun,
+    accepted: Accepted,
+    stored: Callable[[str], dict[str, Any] | None] | None,
+    read_allocation: Callable[[str], Answer],
+    verdict: Verdict,
+) -> None:
+    """Per resource: accepted revisions are 1..n once each; the newest sent is accepted and stored."""
     unanswered = {(r.request_id, r.content) for r in run.unanswered()}
     newest = run.newest_sent()
     verdict.figures["resources"] = len(newest)
     for resource, version in sorted(newest.items()):
         revisions = accepted.get(resource, {})
-        if sorted(revisions) != list(range(1, len(revisions) + 1)):
-            verdict.lost += 1
-            verdict.fail(f"resource {resource}: accepted revisions {sorted(revisions)} are not 1..{len(revisions)}")
+        check_revisions_contiguous(resource, revisions, verdict)
         if (version.request_id, canonical(version.message())) in unanswered:
             verdict.fail(f"resource {resource}: its newest report {version.request_id} never got an answer")
             continue
@@ -520,39 +554,76 @@ def verify(
             verdict.fail(f"resource {resource}: no report accepted")
             continue
         top = max(revisions)
-        newest_accepted, answer = revisions[top]
-        if newest_accepted.number != version.number:
-            verdict.lost += 1
-            verdict.fail(
-                f"resource {resource}: newest sent v{version.number} but the highest revision {top}"
-                f" went to v{newest_accepted.number}"
-            )
-        allocation_id = str(answer["allocationId"])
-        got = read_allocation(allocation_id)
-        status = got.body if got.status == 200 else None
-        expected = {
-            "allocationId": allocation_id, "revision": top, "lifecycle": answer["lifecycle"],
-            "observedAt": version.observed_at,
-        }
-        if status is None or {k: status.get(k) for k in expected} != expected:
-            verdict.lost += 1
-            verdict.fail(f"resource {resource}: GET allocation {got.status} {got.raw[:200]!r}, expected {expected}")
+        check_newest_got_the_highest_revision(resource, version, top, revisions[top][0], verdict)
+        answer = revisions[top][1]
+        check_allocation_read_is_newest(resource, version, top, answer, read_allocation, verdict)
         if stored is not None:
-            item = stored(allocation_id)
-            wanted = {k: version.resource_body.get(k) for k in (*version.resource_body, *OPTIONAL)}
-            wanted.update(observedAt=version.observed_at, revision=top, lifecycle=answer["lifecycle"])
-            have = {k: (item or {}).get(k) for k in wanted}
-            if have != wanted:
-                verdict.lost += 1
-                verdict.fail(f"resource {resource}: stored item {have} differs from the newest accepted {wanted}")
+            check_stored_item_is_newest(resource, version, top, answer, stored, verdict)
 
-    # Reads show an accepted revision, never older than one acknowledged before the read began.
+
+def check_revisions_contiguous(resource: int, revisions: dict[int, Any], verdict: Verdict) -> None:
+    """Every version changes the status: none may be lost or applied twice."""
+    if sorted(revisions) != list(range(1, len(revisions) + 1)):
+        verdict.lost += 1
+        verdict.fail(f"resource {resource}: accepted revisions {sorted(revisions)} are not 1..{len(revisions)}")
+
+
+def check_newest_got_the_highest_revision(
+    resource: int, newest: Version, top: int, top_version: Version, verdict: Verdict
+) -> None:
+    if top_version.number != newest.number:
+        verdict.lost += 1
+        verdict.fail(
+            f"resource {resource}: newest sent v{newest.number} but the highest revision {top}"
+            f" went to v{top_version.number}"
+        )
+
+
+def check_allocation_read_is_newest(
+    resource: int, newest: Version, top: int, answer: dict[str, Any],
+    read_allocation: Callable[[str], Answer], verdict: Verdict,
+) -> None:
+    """Through the API, the allocation shows the newest accepted report."""
+    allocation_id = str(answer["allocationId"])
+    got = read_allocation(allocation_id)
+    status = got.body if got.status == 200 else None
+    expected = {
+        "allocationId": allocation_id, "revision": top, "lifecycle": answer["lifecycle"],
+        "observedAt": newest.observed_at,
+    }
+    if status is None or {k: status.get(k) for k in expected} != expected:
+        verdict.lost += 1
+        verdict.fail(f"resource {resource}: GET allocation {got.status} {got.raw[:200]!r}, expected {expected}")
+
+
+def check_stored_item_is_newest(
+    resource: int, newest: Version, top: int, answer: dict[str, Any],
+    stored: Callable[[str], dict[str, Any] | None], verdict: Verdict,
+) -> None:
+    """Read from the store directly, the allocation item is the newest accepted report."""
+    item = stored(str(answer["allocationId"]))
+    wanted = {k: newest.resource_body.get(k) for k in (*newest.resource_body, *OPTIONAL)}
+    wanted.update(observedAt=newest.observed_at, revision=top, lifecycle=answer["lifecycle"])
+    have = {k: (item or {}).get(k) for k in wanted}
+    if have != wanted:
+        verdict.lost += 1
+        verdict.fail(f"resource {resource}: stored item {have} differs from the newest accepted {wanted}")
+
+
+def acknowledged_revisions(records: list[Record]) -> dict[int, list[tuple[float, int]]]:
+    """Per resource, (when the answer arrived, revision) of every acknowledged accept."""
     acked: dict[int, list[tuple[float, int]]] = collections.defaultdict(list)
     for r in records:
         if r.kind in WRITE_KINDS and r.status in (200, 422) and r.resource is not None:
             body = r.parsed or {}
             if body.get("outcome") == "accepted" and "revision" in body:
                 acked[r.resource].append((r.finished, int(body["revision"])))
+    return acked
+
+
+def check_reads_not_older_than_acknowledged(records: list[Record], accepted: Accepted, verdict: Verdict) -> None:
+    """Reads show an accepted revision, never older than one acknowledged before the read began."""
+    acked = acknowledged_revisions(records)
     reads = 0
     for r in records:
         if r.kind != GET or r.status != 200 or r.resource is None:
@@ -570,4 +641,3 @@ def verify(
                 f"GET resource {r.resource}: observedAt {body.get('observedAt')} is not that of v{known[0].number}"
             )
     verdict.figures["reads_checked"] = reads
-    return verdict

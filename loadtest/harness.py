@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devkit.keys import KEY_VARIABLES
+
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"Resource Provisioning listening on http://127\.0\.0\.1:(\d+)")
-KEY_VARIABLES = {"k8s": "RP_SITE_KEY_K8S", "slurm": "RP_SITE_KEY_SLURM", "service": "RP_SERVICE_KEY"}
 
 
 class StartError(RuntimeError):
@@ -145,7 +146,7 @@ def start_service(
     log_dir: Path | None = None,
     timeout: float = 90.0,
 ) -> Service:
-    """`python -m chalicelib.local.server` (what `make run` runs) on a free port with the given keys.
+    """`python -m devkit.server` (what `make run` runs) on a free port with the given keys.
 
     Without `store_endpoint` it embeds its own in-memory moto store, exactly as `make run`.
     """
@@ -157,7 +158,7 @@ def start_service(
     if store_endpoint:
         env["AWS_ENDPOINT_URL_DYNAMODB"] = store_endpoint
     env.update(extra_env or {})
-    child = spawn("service", [sys.executable, "-m", "chalicelib.local.server"], env, log_dir)
+    child = spawn("service", [sys.executable, "-m", "devkit.server"], env, log_dir)
     # Any HTTP answer (401 here: no key) means the handler stack and the store are up.
     port = _wait_listening(child, "/resource-provisioning/k8s/retained-accounts", timeout)
     return Service(child, f"http://{HOST}:{port}", port, keys)

@@ -1,12 +1,12 @@
 """`make load`: many concurrent clients against a background server, then nothing lost.
 
-Starts a DynamoDB-compatible store and the service (`python -m chalicelib.local.server`,
+Starts a DynamoDB-compatible store and the service (`python -m devkit.server`,
 as `make run` runs it, pointed at that store) on free 127.0.0.1 ports, binds the Project
 refs through the event intake, runs the plan of loadtest/engine.py, repeats what got
 503, verifies (engine.verify: answers, revisions, stored state through the API and
 read from the store directly) and stops both processes, also on failure.
 
-The store is the integration tier's (tests/support/stores.py, RP_TEST_STORE): AWS's
+The store is the integration tier's (devkit/stores.py, RP_TEST_STORE): AWS's
 DynamoDB Local where Java is available, else moto serialized to one request at a time.
 Not `make run`'s embedded moto: moto's transactions are not atomic under concurrent
 requests (they deep-copy the table while another request changes it), so a load test
@@ -91,7 +91,7 @@ def main() -> int:
     table = f"rp-load-{uuid.uuid4().hex[:8]}"
     log_dir = ROOT / "build" / "load"
 
-    from tests.support.stores import start_store
+    from devkit.stores import start_store
 
     keys = generate_keys()
     store = start_store()

@@ -42,7 +42,7 @@ def _cause(error: BaseException) -> str:
 
 class ComputeFamily(Family):
     name = "compute"
-    prefixes = ("/api/compute",)
+    prefixes: tuple[str, ...] = ("/api/compute",)
     wrong_method_needs_grant = False
 
     def credential(self, request: Request) -> str | None:

@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import unquote
 
 from chalice import Blueprint, Response
 
@@ -146,7 +145,7 @@ def request_from_chalice(current: Any) -> Request:
     return Request(
         method=str(context.get("httpMethod") or current.method).upper(),
         path=str(context.get("path") or current.path),
-        params={k: unquote(v) if "%" in v else v for k, v in (current.uri_params or {}).items()},
+        params=dict(current.uri_params or {}),  # API Gateway (and the local gateway) decoded them once already
         query=query,
         headers=headers,
         header_values=_header_values(event),

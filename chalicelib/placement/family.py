@@ -7,6 +7,7 @@ import logging
 import uuid as uuidlib
 
 from chalicelib import errors as service_errors
+from chalicelib.auth.credentials import AmbiguousCredential, header_token
 from chalicelib.placement import microversion
 from chalicelib.placement.errors import PlacementError, error_body
 from chalicelib.placement.framework import Family, Forbidden, Principal, Reply, Request
@@ -65,7 +66,10 @@ class PlacementFamily(Family):
             raise PlacementError(400, "content-type header required when content-length is set")
 
     def credential(self, request: Request) -> str | None:
-        return request.headers.get("x-auth-token") or None
+        try:
+            return header_token(request.all("x-auth-token"))
+        except AmbiguousCredential:  # two tokens: a proxy reading the first would see another caller
+            raise service_errors.Unauthorized() from None
 
     def accepts(self, principal: Principal) -> bool:
         """Only Placement keys open Placement (a Site or service key is a wrong token here: 401)."""

@@ -41,6 +41,7 @@ class Provider:
     name: str
     generation: int = 0
     version: int = 0  # bumped by every write of the item: the transactions' concurrency token
+    inventory_version: int = 0  # bumped by every inventory write: what allocation writes are checked against
     inventories: dict[str, Inventory] = field(default_factory=dict)
     usages: dict[str, int] = field(default_factory=dict)
     updated_at: int = 0

@@ -6,6 +6,7 @@ transaction conditioned on those values being unchanged.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -71,17 +72,20 @@ def check_consumer_generation(existing: Consumer | None, write: ConsumerWrite) -
 
 @dataclass
 class ProviderChange:
-    """The new state of a provider that was read, or deltas for one that was not (moved off)."""
+    """What a write does to one provider, as deltas applied where the item is (not values read):
+    `deltas` per class, `limits` the highest usage per class that still leaves room for a positive
+    delta (the capacity condition), `inventory_version` the inventory the checks were made against
+    (None for a provider that was not read: a consumer moved off it, which only releases usage)."""
 
-    usages: dict[str, int]
+    deltas: dict[str, int]
+    limits: dict[str, int]
     bump_generation: bool
+    inventory_version: int | None
 
 
 @dataclass
 class AllocationDecision:
-    providers: dict[str, ProviderChange] = field(default_factory=dict)  # read providers, new state
-    released: dict[str, dict[str, int]] = field(default_factory=dict)  # unread providers: amounts to release
-    bump_released: set[str] = field(default_factory=set)  # unread providers whose generation moves
+    providers: dict[str, ProviderChange] = field(default_factory=dict)
     consumers: dict[str, Consumer | None] = field(default_factory=dict)  # new record; None = delete
     usage_deltas: dict[tuple[str, str | None], dict[str, int]] = field(default_factory=dict)
 
@@ -122,28 +126,14 @@ def decide_allocations(
                 if not class_exists(rc):
                     raise errors.bad_request(f"{not_found_prefix(write.uuid)}No such resource class {rc}.")
 
-    decision = AllocationDecision()
-    # Usage each read provider keeps once the written consumers' allocations are removed.
-    kept: dict[str, dict[str, int]] = {}
-    for rp, provider in providers.items():
-        if provider is not None:
-            kept[rp] = dict(provider.usages)
-    for write in writes:
-        old = consumers.get(write.uuid)
-        if old is None:
-            continue
-        for rp, resources in old.allocations.items():
-            target = kept.get(rp)
-            if target is None:
-                decision.released.setdefault(rp, {})
-                for rc, amount in resources.items():
-                    decision.released[rp][rc] = decision.released[rp].get(rc, 0) + amount
-                continue
-            for rc, amount in resources.items():
-                target[rc] = target.get(rc, 0) - amount
-
+    # Per provider and class: what the written consumers hold now, and what they ask for.
+    held: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     requested: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for write in writes:
+        old = consumers.get(write.uuid)
+        for rp, resources in (old.allocations if old else {}).items():
+            for rc, amount in resources.items():
+                held[rp][rc] += amount
         for rp, resources in write.allocations.items():
             for rc, amount in resources.items():
                 requested[rp][rc] += amount
@@ -151,7 +141,8 @@ def decide_allocations(
         for rp, resources in write.allocations.items():
             provider = providers[rp]
             assert provider is not None
-            _check_one(provider, resources, kept[rp], requested[rp])
+            kept = {rc: provider.used(rc) - held[rp].get(rc, 0) for rc in resources}
+            _check_one(provider, resources, kept, requested[rp])
 
     named: set[str] = set()
     for write in writes:
@@ -159,13 +150,20 @@ def decide_allocations(
         old = consumers.get(write.uuid)
         if not write.allocations and old is not None:
             named.update(old.allocations)  # an emptied consumer's providers count as written
-    for rp in kept:
-        new_usages = {rc: n for rc, n in kept[rp].items()}
-        for rc, amount in requested.get(rp, {}).items():
-            new_usages[rc] = new_usages.get(rc, 0) + amount
+    decision = AllocationDecision()
+    for rp in sorted(set(held) | set(requested)):
+        classes = set(held[rp]) | set(requested[rp])
+        deltas = {rc: requested[rp].get(rc, 0) - held[rp].get(rc, 0) for rc in sorted(classes)}
+        provider = providers.get(rp)
+        limits: dict[str, int] = {}
+        if provider is not None:
+            for rc, delta in deltas.items():
+                if delta > 0:  # room was checked above; the write must still find it
+                    limits[rc] = math.floor(provider.inventories[rc].capacity) - delta
         decision.providers[rp] = ProviderChange(
-            usages={rc: n for rc, n in new_usages.items() if n}, bump_generation=rp in named)
-    decision.bump_released = {rp for rp in decision.released if rp in named}
+            deltas={rc: d for rc, d in deltas.items() if d}, limits=limits, bump_generation=rp in named,
+            inventory_version=provider.inventory_version if provider is not None else None,
+        )
 
     for write in writes:
         old = consumers.get(write.uuid)

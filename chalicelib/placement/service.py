@@ -233,7 +233,7 @@ class PlacementService:
             unknown = set(self._unknown_classes(sorted(rc for rc in wanted if rc not in held)))
             decision = rules.decide_allocations(
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
-            self.store.write_allocations(decision, providers, consumers)
+            self.store.write_allocations(decision, consumers)
 
         retrying(attempt, lambda: errors.concurrent_update(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "

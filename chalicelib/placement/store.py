@@ -12,10 +12,11 @@
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid>, so listing them is one Query on the sparse
 KEYS_ONLY index plus consistent BatchGets. Every write is one TransactWriteItems whose
-conditions state its invariants: each item read is unchanged (its internal `version`,
-bumped by every write of the item), names and uuids are unique, a custom class exists and
-is unreferenced when deleted. Capacity and generations are decided (rules.py) from exactly
-the values those conditions pin.
+conditions state its invariants: what the decision read is unchanged (a provider's `version`,
+bumped by every write of it, or for allocation writes its `invVersion`, bumped by inventory
+writes, plus room for each growing class), a consumer's `version` (or its absence), unique
+names and uuids, a custom class that exists, and is unreferenced when deleted. Decisions are
+made in rules.py from the values those conditions pin.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from chalicelib.placement import errors
 from chalicelib.placement.models import Consumer, Inventory, Provider
-from chalicelib.placement.rules import AllocationDecision
+from chalicelib.placement.rules import AllocationDecision, ProviderChange
 from chalicelib.store.codec import from_item, key, to_item, to_value
 from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import batch_get, transact
@@ -79,6 +80,7 @@ def _inventory_value(inventory: Inventory) -> dict[str, Any]:
 def _provider(item: dict[str, Any]) -> Provider:
     return Provider(
         uuid=item["uuid"], name=item["name"], generation=int(item["generation"]), version=int(item["version"]),
+        inventory_version=int(item.get("invVersion", 0)),
         inventories={rc: Inventory(
             total=v["total"], reserved=v["reserved"], min_unit=v["min_unit"], max_unit=v["max_unit"],
             step_size=v["step_size"], allocation_ratio=float(v["allocation_ratio"]),
@@ -219,7 +221,7 @@ class PlacementStore:
         item = to_item({
             "pk": f"PLRP#{provider.uuid}", "sk": "-",
             "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
-            "generation": provider.generation, "version": provider.version,
+            "generation": provider.generation, "version": provider.version, "invVersion": provider.inventory_version,
             "inv": {rc: _inventory_value(inv) for rc, inv in provider.inventories.items()},
             "use": dict(provider.usages), "updatedAt": now,
             "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": provider.uuid,
@@ -280,30 +282,18 @@ class PlacementStore:
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
         """Replace the provider's inventories; generation +1. Returns the provider as written."""
         condition, values = self._unchanged(read.version)
-        written = Provider(**{**read.__dict__, "inventories": inventories,
-                              "generation": read.generation + 1, "version": read.version + 1})
+        written = Provider(**{**read.__dict__, "inventories": inventories, "generation": read.generation + 1,
+                              "version": read.version + 1, "inventory_version": read.inventory_version + 1})
         refs = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
         refs.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
         self._transact([self._provider_put(written, condition, values), *self._class_refs(refs)])
         return written
 
-    def write_allocations(self, decision: AllocationDecision, providers: dict[str, Provider | None],
-                          consumers: dict[str, Consumer | None]) -> None:
+    def write_allocations(self, decision: AllocationDecision, consumers: dict[str, Consumer | None]) -> None:
         """The whole allocation decision as one transaction (no write when nothing changes)."""
-        items: list[dict[str, Any]] = []
-        for rp, change in decision.providers.items():
-            read = providers[rp]
-            assert read is not None
-            condition, values = self._unchanged(read.version)
-            items.append(self._provider_put(Provider(**{
-                **read.__dict__, "usages": change.usages, "version": read.version + 1,
-                "generation": read.generation + (1 if change.bump_generation else 0),
-            }), condition, values))
-        for rp, released in decision.released.items():
-            items.append(self._release(rp, released, rp in decision.bump_released))
+        items: list[dict[str, Any]] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
         for uuid, new in decision.consumers.items():
-            old = consumers.get(uuid)
-            items.extend(self._consumer_items(uuid, old, new))
+            items.extend(self._consumer_items(uuid, consumers.get(uuid), new))
         for (project, user), delta in sorted(decision.usage_deltas.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
             items.append(self._usage_update(project, user, delta))
         if items:
@@ -311,27 +301,45 @@ class PlacementStore:
 
     def delete_allocations(self, consumer: Consumer, deltas: dict[tuple[str, str | None], dict[str, int]]) -> None:
         """DELETE /allocations/{c}: release everything, no generation moves, the consumer goes."""
-        items = [self._release(rp, res, False) for rp, res in consumer.allocations.items()]
+        items = [self._provider_change(rp, ProviderChange(
+            deltas={rc: -n for rc, n in res.items()}, limits={}, bump_generation=False, inventory_version=None,
+        )) for rp, res in consumer.allocations.items()]
         items.extend(self._consumer_items(consumer.uuid, consumer, None))
         items.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
         self._transact(items)
 
-    def _release(self, rp: str, amounts: dict[str, int], bump_generation: bool) -> dict[str, Any]:
-        """Take a consumer's amounts off a provider that was not read (removing usage never fails)."""
-        names = {"#use": "use"}
+    def _provider_change(self, rp: str, change: ProviderChange) -> dict[str, Any]:
+        """Usage deltas applied in place. The conditions: the inventory the decision was checked against
+        is still the provider's, and each class that grows still has room for its delta. So concurrent
+        claims on one provider do not invalidate each other while there is room for all of them."""
+        names: dict[str, str] = {"#use": "use"} if change.deltas else {}
         values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"N": str(_now())}}
+        if change.deltas:
+            values[":zero"] = {"N": "0"}
         sets = ["version = version + :one", "updatedAt = :now"]
-        if bump_generation:
+        if change.bump_generation:
             sets.append("generation = generation + :one")
-        for i, (rc, amount) in enumerate(sorted(amounts.items())):
+        conditions = []
+        if change.inventory_version is None:
+            conditions.append("attribute_exists(pk)")
+        else:
+            conditions.append("invVersion = :inv")
+            values[":inv"] = {"N": str(change.inventory_version)}
+        for i, rc in enumerate(sorted(set(change.deltas) | set(change.limits))):
             names[f"#c{i}"] = rc
-            values[f":a{i}"] = {"N": str(amount)}
-            sets.append(f"#use.#c{i} = #use.#c{i} - :a{i}")
-        return {"Update": {
+            if rc in change.deltas:
+                values[f":d{i}"] = {"N": str(change.deltas[rc])}
+                sets.append(f"#use.#c{i} = if_not_exists(#use.#c{i}, :zero) + :d{i}")
+            if rc in change.limits:
+                values[f":l{i}"] = {"N": str(change.limits[rc])}
+                conditions.append(f"(attribute_not_exists(#use.#c{i}) OR #use.#c{i} <= :l{i})")
+        update: dict[str, Any] = {
             "TableName": self._table, "Key": provider_key(rp), "UpdateExpression": "SET " + ", ".join(sets),
-            "ConditionExpression": "attribute_exists(pk)",
-            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
-        }}
+            "ConditionExpression": " AND ".join(conditions), "ExpressionAttributeValues": values,
+        }
+        if names:
+            update["ExpressionAttributeNames"] = names
+        return {"Update": update}
 
     def _consumer_items(self, uuid: str, old: Consumer | None, new: Consumer | None) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -103,3 +104,55 @@ def as_body(revision: int, accounts: list[RetainedAccount]) -> dict[str, object]
             {"projectId": p, "partyId": q, "bindingId": b, "generation": g} for p, q, b, g in accounts
         ],
     }
+
+
+# --- the stored list (docs/decisions/0002-retained-accounts-materialized.md) -------------------
+
+CHANGE_SHARDS = 32
+LIST_FORMAT = 1
+# A chunk's bytes stay well below DynamoDB's 400 KB item limit, with room for its key and names.
+CHUNK_BYTES = 350_000
+
+Stamp = Mapping[str, int]  # change counter (its sort key) -> its count, as a list was computed from
+
+
+def change_shard(entity: str) -> str:
+    """The sort key of the change counter an input entity's events bump (spreads concurrent bumps)."""
+    return f"changes#{zlib.crc32(entity.encode()) % CHANGE_SHARDS:02d}"
+
+
+def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
+    """Whether a list computed at `stamp` reflects every change the `counters` (read now) count.
+
+    Counters only rise and the stamp was read before the list was computed, so equal counts mean
+    no change since; an absent counter is 0.
+    """
+    if stamp is None:
+        return False
+    names = set(stamp) | set(counters)
+    return all(stamp.get(n, 0) == counters.get(n, 0) for n in names)
+
+
+def encode_list(accounts: list[RetainedAccount]) -> bytes:
+    """zlib of `{"v", "s": strings, "r": rows of string indexes and the generation}` (compact JSON).
+
+    The ids repeat (a Project or a Party has several accounts), so each string is stored once.
+    """
+    strings = sorted({s for p, q, b, _ in accounts for s in (p, q, b)})
+    index = {s: i for i, s in enumerate(strings)}
+    rows = [[index[p], index[q], index[b], g] for p, q, b, g in accounts]
+    document = {"v": LIST_FORMAT, "s": strings, "r": rows}
+    return zlib.compress(json.dumps(document, separators=(",", ":")).encode("ascii"))
+
+
+def decode_list(data: bytes) -> list[RetainedAccount]:
+    document = json.loads(zlib.decompress(data))
+    if document.get("v") != LIST_FORMAT:
+        raise ValueError("unknown list format")
+    strings = document["s"]
+    return [(strings[p], strings[q], strings[b], int(g)) for p, q, b, g in document["r"]]
+
+
+def split(data: bytes, size: int = CHUNK_BYTES) -> list[bytes]:
+    """Consecutive slices of at most `size` bytes; at least one, so an empty list is one chunk."""
+    return [data[i:i + size] for i in range(0, len(data), size)] or [b""]

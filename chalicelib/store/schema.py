@@ -14,6 +14,9 @@ Single-table layout (pk, sk are strings):
 | accounts of an allocation   | ACCTS#<allocationId>            | -         |
 | view entity (Beto)          | VIEW#<type>#<key>               | -         |
 | bindings of a provider ref  | REF#<providerProjectRef>        | -         |
+| retained list: change count | RETAINED#<site>                 | changes#NN |
+| retained list: header       | RETAINED#<site>                 | list      |
+| retained list: chunk        | RETAINEDLIST#<site>             | <generation>#<n> |
 | Placement resource provider | PLRP#<uuid>                     | -         |
 | Placement allocation        | PLRP#<providerUuid>             | ALLOC#<consumerUuid> |
 | Placement provider name     | PLRPNAME#<name>                 | -         |

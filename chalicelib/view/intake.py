@@ -10,13 +10,17 @@ transaction.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from chalicelib.contract.types import SITES
 from chalicelib.errors import BadRequest, Unavailable
+from chalicelib.retained.keys import change_counter_key
+from chalicelib.retained.rules import change_shard
 from chalicelib.store.codec import from_item, to_item, to_value
 from chalicelib.store.errors import store_errors
 from chalicelib.store.ops import TransactionCanceled, transact
@@ -54,40 +58,29 @@ def parse_batch(data: dict[str, Any]) -> EventBatch:
         raise BadRequest("invalid_request") from None
 
 
+_ENTITY_KEYS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    ProjectEvent: lambda e: keys.project_key(e.project_id),
+    ProjectBindingEvent: lambda e: keys.project_binding_key(e.binding_id),
+    PartySiteBindingEvent: lambda e: keys.party_site_binding_key(e.party_id, e.site),
+    UsernameEvent: lambda e: keys.username_key(e.site, e.username),
+    MembershipEvent: lambda e: keys.membership_key(e.project_id, e.party_id),
+    AcceptedItemEvent: lambda e: keys.accepted_item_key(e.site, e.item_id),
+}
+
+
 def _attributes(event: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(key, attributes) of the entity an event names."""
-    if isinstance(event, ProjectEvent):
-        return keys.project_key(event.project_id), {
-            "projectId": event.project_id, "state": event.state,
-            "managementGeneration": event.management_generation,
-        }
-    if isinstance(event, ProjectBindingEvent):
-        return keys.project_binding_key(event.binding_id), {
-            "bindingId": event.binding_id, "projectId": event.project_id,
-            "providerProjectRef": event.provider_project_ref, "state": event.state,
-        }
+    """(key, attributes) of the entity an event names: the event's own fields, by their contract names."""
+    entity_key = _ENTITY_KEYS[type(event)](event)
+    return entity_key, event.model_dump(by_alias=True, exclude={"type", "revision"})
+
+
+def _sites_whose_list_reads(event: Any) -> tuple[str, ...]:
+    """The Sites whose retained list is computed from the entity (retained/rules.py's inputs)."""
+    if isinstance(event, (ProjectEvent, MembershipEvent)):
+        return SITES
     if isinstance(event, PartySiteBindingEvent):
-        return keys.party_site_binding_key(event.party_id, event.site), {
-            "bindingId": event.binding_id, "partyId": event.party_id, "site": event.site,
-            "state": event.state,
-        }
-    if isinstance(event, UsernameEvent):
-        return keys.username_key(event.site, event.username), {
-            "site": event.site, "username": event.username, "partyId": event.party_id,
-            "verified": event.verified,
-        }
-    if isinstance(event, MembershipEvent):
-        return keys.membership_key(event.project_id, event.party_id), {
-            "projectId": event.project_id, "partyId": event.party_id,
-            "generation": event.generation, "state": event.state,
-        }
-    if isinstance(event, AcceptedItemEvent):
-        return keys.accepted_item_key(event.site, event.item_id), {
-            "itemId": event.item_id, "site": event.site, "projectId": event.project_id,
-            "partyId": event.party_id, "generation": event.generation,
-            "managementGeneration": event.management_generation, "required": event.required,
-        }
-    raise TypeError(type(event).__name__)
+        return (event.site,)
+    return ()
 
 
 class ViewIntake:
@@ -123,8 +116,20 @@ class ViewIntake:
         if isinstance(event, ProjectBindingEvent):
             return self._apply_project_binding(event, item)
         if isinstance(event, AcceptedItemEvent):
-            return self._apply_accepted_item(event, item)
-        return self._put_if_newer(item, event.revision)
+            # Any applied item of a Site moves that Site's retained revision on (off 0 the first time),
+            # and its item change counter (the revision item's own `changes`).
+            return self._put_counted(item, event.revision, [{
+                "TableName": self._table, "Key": keys.retained_key(event.site),
+                "UpdateExpression": "ADD revision :one, changes :one",
+                "ExpressionAttributeValues": {":one": {"N": "1"}}}])
+        sites = _sites_whose_list_reads(event)
+        if not sites:
+            return self._put_if_newer(item, event.revision)
+        shard = change_shard(entity_key["pk"]["S"])
+        return self._put_counted(item, event.revision, [{
+            "TableName": self._table, "Key": change_counter_key(site, shard),
+            "UpdateExpression": "ADD changes :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}
+            for site in sites])
 
     def _put_if_newer(self, item: dict[str, Any], revision: int) -> bool:
         try:
@@ -137,15 +142,12 @@ class ViewIntake:
             return False
         return True
 
-    def _apply_accepted_item(self, event: AcceptedItemEvent, item: dict[str, Any]) -> bool:
-        # Any applied item of a Site moves that Site's retained revision on (off 0 the first time).
-        ops = [
-            {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
-                     "ExpressionAttributeValues": {":rev": {"N": str(event.revision)}}}},
-            {"Update": {"TableName": self._table, "Key": keys.retained_key(event.site),
-                        "UpdateExpression": "ADD revision :one",
-                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
-        ]
+    def _put_counted(self, item: dict[str, Any], revision: int, counters: list[dict[str, Any]]) -> bool:
+        """The entity, if newer, and 1 added to each counter, in one transaction (so a stored list
+        stamped with the old counts is never taken for current once the entity changed)."""
+        ops = [{"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
+                        "ExpressionAttributeValues": {":rev": {"N": str(revision)}}}}]
+        ops += [{"Update": update} for update in counters]
         for _ in range(_MAX_ATTEMPTS):
             try:
                 transact(self._client, ops)
@@ -174,12 +176,17 @@ class ViewIntake:
                     "ConditionExpression": "revision = :old",
                     "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}},
                 }
+            # The ref's item keeps only established bindings (the only ones that resolve): retired ones
+            # would pile up in it for ever, past DynamoDB's 400 KB item (docs/limits-events.md).
+            if event.state == "established":
+                ref_update: dict[str, Any] = {"UpdateExpression": "SET #b = :entry",
+                                              "ExpressionAttributeValues": {":entry": entry}}
+            else:
+                ref_update = {"UpdateExpression": "REMOVE #b"}
             ops: list[dict[str, Any]] = [
                 {"Put": {"TableName": self._table, "Item": item, **condition}},
                 {"Update": {"TableName": self._table, "Key": keys.ref_key(event.provider_project_ref),
-                            "UpdateExpression": "SET #b = :entry",
-                            "ExpressionAttributeNames": {"#b": entry_name},
-                            "ExpressionAttributeValues": {":entry": entry}}},
+                            "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}},
             ]
             if old is not None and old["providerProjectRef"] != event.provider_project_ref:
                 ops.append({"Update": {"TableName": self._table,

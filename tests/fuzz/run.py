@@ -1,6 +1,6 @@
 """`make fuzz`: schemathesis (v4) against the local server, over the project's copy of the contract.
 
-1. Starts `python -m chalicelib.local.server` (what `make run` runs, with its embedded
+1. Starts `python -m devkit.server` (what `make run` runs, with its embedded
    in-memory store) in the background on a free loopback port, with known keys, and
    waits for it by polling.
 2. Seeds a little state through the API, so that cases can reach real answers and not

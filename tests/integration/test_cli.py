@@ -30,3 +30,18 @@ def test_table_create_is_idempotent(services, monkeypatch, capsys):
     monkeypatch.setenv("RP_TABLE_NAME", services.table)
     assert cli.main(["table", "create"]) == 0
     assert "exists" in capsys.readouterr().out
+
+
+def test_the_shipped_code_never_imports_the_development_kit():
+    # `chalice package` ships app.py and chalicelib/ only: devkit/ is not in the Lambda zip.
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for path in [root / "app.py", *sorted((root / "chalicelib").rglob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(root)}: {name}" for name in names if name.split(".")[0] == "devkit"]
+    assert offenders == []

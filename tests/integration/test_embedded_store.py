@@ -1,11 +1,14 @@
 """The embedded store's transactions keep DynamoDB's all-or-nothing semantics (moto, sped up)."""
 
+from importlib.metadata import version
+
 import pytest
 from botocore.exceptions import ClientError
 
-from chalicelib.local.embedded import start_embedded_store
 from chalicelib.store.codec import key, to_item
 from chalicelib.store.schema import ensure_table
+from devkit.embedded_store import start_embedded_store
+from devkit.moto_transactions import WRITTEN_FOR_MOTO, MotoVersionMismatch, check_moto_version
 from tests.conftest import make_settings
 
 
@@ -53,3 +56,14 @@ def test_two_operations_on_one_item_are_refused(client):
         client.transact_write_items(TransactItems=[put("dup"), put("dup")])
     assert err.value.response["Error"]["Code"] == "ValidationException"
     assert get(client, "dup") is None
+
+
+def test_the_transaction_patch_is_for_the_installed_moto():
+    assert version("moto") == WRITTEN_FOR_MOTO
+    check_moto_version(WRITTEN_FOR_MOTO)
+
+
+@pytest.mark.parametrize("other", ["5.2.4", "5.2.6", "6.0.0"])
+def test_the_transaction_patch_refuses_another_moto(other):
+    with pytest.raises(MotoVersionMismatch, match=f"moto {other} is installed"):
+        check_moto_version(other)

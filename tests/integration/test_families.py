@@ -97,7 +97,7 @@ def test_head_on_a_post_route_is_405(api):
 
 def test_unknown_routes_answer_the_same_bytes_as_the_app(api):
     from app import app
-    from chalicelib.local.gateway import LocalGateway
+    from devkit.gateway import LocalGateway
 
     unknown = LocalGateway(app).handle("GET", "/resource-provisioning/k8s/nope", {}, None)
     known = api.get("/resource-provisioning/k8s/projects/wp-1", key="k8s")

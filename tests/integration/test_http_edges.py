@@ -92,7 +92,7 @@ def test_methods_no_route_knows_are_405_after_authentication(api, method):
 
 def test_path_parameters_arrive_percent_decoded(api, services):
     from app import app
-    from chalicelib.local.gateway import LocalGateway
+    from devkit.gateway import LocalGateway
     from tests.integration.helpers import bind
 
     bind(api, ref="wp:1.a")

@@ -1,53 +1,89 @@
-"""`make run`'s server: its own empty store per instance, keys from the environment or generated."""
+"""`make run`'s server: its own empty store per instance, keys from the environment or generated,
+and an HTTP front (waitress) whose own answers are in the contract's shape, over raw sockets."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import socket
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
+
+from devkit.keys import KEY_VARIABLES, MIN_KEY_LENGTH
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "11111111-1111-4111-8111-111111111111"
+KEYS = {"RP_SITE_KEY_K8S": "k8s-secret-0123456789", "RP_SITE_KEY_SLURM": "slurm-secret-0123456789",
+        "RP_SERVICE_KEY": "svc-secret-0123456789"}
+SOCKET_TIMEOUT = 30.0  # a bound on every wait below, never a pause: each returns as soon as the server acts
+
+
+@dataclass
+class Running:
+    url: str
+    lines: list[str]  # stdout up to the banner
+    pid: int
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.url.removeprefix("http://").split(":")
+        return host, int(port)
+
+
+def server_env(**env: str) -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", *KEY_VARIABLES.values())}
+    environment.update({"PORT": "0", "RP_LOG_LEVEL": "WARNING", **env})
+    return environment
 
 
 @contextmanager
-def local_server(**env: str) -> Iterator[tuple[str, list[str]]]:
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "RP_SITE_KEY_K8S",
-                                "RP_SITE_KEY_SLURM", "RP_SERVICE_KEY")}
-    environment.update(PORT="0", RP_LOG_LEVEL="WARNING", **env)
-    proc = subprocess.Popen([sys.executable, "-m", "chalicelib.local.server"], cwd=ROOT, env=environment,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    try:
-        deadline = time.monotonic() + 60
-        url = None
-        while url is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-            url = found.group(1) if found else None
-        assert url, "".join(lines)  # the banner comes last: the key lines are already read
-        yield url, lines
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+def local_server(output: list[str] | None = None, **env: str) -> Iterator[Running]:
+    """The server on a free port; `output`, when given, receives every line it printed (stdout, then
+    stderr) once it has stopped."""
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen([sys.executable, "-m", "devkit.server"], cwd=ROOT, env=server_env(**env),
+                                stdout=subprocess.PIPE, stderr=errors, text=True)
+        lines: list[str] = []
+        try:
+            deadline = time.monotonic() + 60
+            url = None
+            while url is None and time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+                found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+                url = found.group(1) if found else None
+            errors.seek(0)
+            assert url, "".join(lines) + errors.read()  # the banner comes last: the key lines are already read
+            yield Running(url, lines, proc.pid)
+        finally:
+            proc.terminate()
+            rest, _ = proc.communicate(timeout=20)
+            if output is not None:
+                errors.seek(0)
+                output.extend([*lines, *rest.splitlines(keepends=True), *errors.read().splitlines(keepends=True)])
 
 
-def call(url: str, method: str, path: str, key: str, body: dict | None = None) -> tuple[int, dict]:
+def call(url: str, method: str, path: str, key: str | None, body: dict | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, dict]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url + path, data=data, method=method, headers={
-        "Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    sent = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {}),
+            **(headers or {})}
+    request = urllib.request.Request(url + path, data=data, method=method, headers=sent)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -55,26 +91,238 @@ def call(url: str, method: str, path: str, key: str, body: dict | None = None) -
         return err.code, json.loads(err.read())
 
 
+def connect(server: Running) -> socket.socket:
+    return socket.create_connection(server.address, timeout=SOCKET_TIMEOUT)
+
+
+def until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (EOF)."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def exchange(server: Running, raw: bytes) -> bytes:
+    with closing(connect(server)) as sock:
+        sock.sendall(raw)
+        return until_closed(sock)
+
+
+def responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    """Split a byte stream into HTTP responses: (status, headers with lowercase names, body)."""
+    answers = []
+    while raw:
+        head, _, raw = raw.partition(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        headers = {name.strip().lower(): value.strip() for name, value in (h.split(":", 1) for h in header_lines)}
+        length = int(headers["content-length"])
+        answers.append((int(status_line.split(" ")[1]), headers, raw[:length]))
+        raw = raw[length:]
+    return answers
+
+
+def the_one_answer(raw: bytes) -> tuple[int, str, bytes]:
+    [(status, headers, body)] = responses(raw)
+    return status, headers["content-type"], body
+
+
 def test_two_servers_side_by_side_have_their_own_empty_stores():
-    keys = {"RP_SITE_KEY_K8S": "k8s-secret", "RP_SITE_KEY_SLURM": "slurm-secret", "RP_SERVICE_KEY": "svc-secret"}
-    with local_server(**keys) as (first, _), local_server(**keys) as (second, _):
-        assert first != second
+    with local_server(**KEYS) as first, local_server(**KEYS) as second:
+        assert first.url != second.url
         event = {"type": "project_binding", "bindingId": "b-1", "projectId": PROJECT,
                  "providerProjectRef": "wp-1", "state": "established", "revision": 1}
-        assert call(first, "POST", "/api/resource-provisioning/events", "svc-secret", {"events": [event]}) == (
-            200, {"applied": 1, "ignored": 0})
-        assert call(first, "GET", "/resource-provisioning/k8s/projects/wp-1", "k8s-secret") == (
+        assert call(first.url, "POST", "/api/resource-provisioning/events", KEYS["RP_SERVICE_KEY"],
+                    {"events": [event]}) == (200, {"applied": 1, "ignored": 0})
+        assert call(first.url, "GET", "/resource-provisioning/k8s/projects/wp-1", KEYS["RP_SITE_KEY_K8S"]) == (
             200, {"projectId": PROJECT})
-        assert call(second, "GET", "/resource-provisioning/k8s/projects/wp-1", "k8s-secret") == (
+        assert call(second.url, "GET", "/resource-provisioning/k8s/projects/wp-1", KEYS["RP_SITE_KEY_K8S"]) == (
             404, {"code": "not_found"})
-        assert call(second, "GET", "/resource-provisioning/k8s/projects/wp-1", "wrong") == (
+        assert call(second.url, "GET", "/resource-provisioning/k8s/projects/wp-1", "wrong") == (
             401, {"code": "unauthorized"})
 
 
 def test_missing_keys_are_generated_and_printed_once():
-    with local_server(RP_SITE_KEY_K8S="k8s-secret") as (url, lines):
-        printed = dict(re.findall(r"generated (RP_\w+)=(\S+)", "".join(lines)))
-        assert set(printed) == {"RP_SITE_KEY_SLURM", "RP_SERVICE_KEY"}
-        assert call(url, "GET", "/resource-provisioning/slurm/retained-accounts", printed["RP_SITE_KEY_SLURM"]) == (
-            200, {"revision": 0, "accounts": []})
-        assert call(url, "GET", "/resource-provisioning/k8s/retained-accounts", "k8s-secret")[0] == 200
+    with local_server(RP_SITE_KEY_K8S=KEYS["RP_SITE_KEY_K8S"]) as server:
+        printed = dict(re.findall(r"generated (RP_\w+)=(\S+)", "".join(server.lines)))
+        assert set(printed) == {"RP_SITE_KEY_SLURM", "RP_SERVICE_KEY", "RP_PLACEMENT_KEY"}
+        status, _ = call(server.url, "GET", "/placement/resource_providers", None,
+                         headers={"x-auth-token": printed["RP_PLACEMENT_KEY"]})
+        assert status == 200
+        assert call(server.url, "GET", "/resource-provisioning/slurm/retained-accounts",
+                    printed["RP_SITE_KEY_SLURM"]) == (200, {"revision": 0, "accounts": []})
+        assert call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts",
+                    KEYS["RP_SITE_KEY_K8S"])[0] == 200
+
+
+# --- keys that refuse the start ----------------------------------------------------------------
+
+
+def start_refused(**env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "devkit.server"], cwd=ROOT, env=server_env(**env),
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("RP_SITE_KEY_K8S", "RP_SITE_KEY_SLURM"), ("RP_SITE_KEY_K8S", "RP_SERVICE_KEY"),
+    ("RP_SITE_KEY_SLURM", "RP_SERVICE_KEY"),
+])
+def test_two_variables_with_one_key_refuse_the_start(first, second):
+    shared = "one-key-for-two-principals"
+    done = start_refused(**{first: shared, second: shared})
+    assert done.returncode != 0
+    assert f"{first} and {second} hold the same key" in done.stderr
+    assert shared not in done.stderr + done.stdout  # a key is never printed back
+    assert "listening" not in done.stdout
+
+
+def test_a_short_key_refuses_the_start():
+    short = "x" * (MIN_KEY_LENGTH - 1)
+    done = start_refused(RP_SERVICE_KEY=short)
+    assert done.returncode != 0
+    assert f"RP_SERVICE_KEY is {MIN_KEY_LENGTH - 1} characters long" in done.stderr
+    assert short not in done.stderr + done.stdout
+    assert "listening" not in done.stdout
+
+
+def test_a_key_of_the_minimum_length_is_accepted():
+    key = "k" * MIN_KEY_LENGTH
+    with local_server(RP_SITE_KEY_K8S=key) as server:
+        assert call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts", key)[0] == 200
+
+
+# --- the HTTP front over raw sockets -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def front():
+    """One server for the socket tests; silent connections are dropped after 2 s."""
+    with local_server(RP_DEV_CHANNEL_TIMEOUT="2", RP_DEV_THREADS="2", **KEYS) as server:
+        yield server
+
+
+INVALID_REQUEST = (400, "application/json", b'{"code":"invalid_request"}')
+TOO_LARGE = (400, "application/json", b'{"code":"too_large"}')
+MARKER = b"<script>echo-me</script>"
+
+
+@pytest.mark.parametrize("raw", [
+    b"GARBAGE\r\n\r\n",
+    b"get /resource-provisioning/" + MARKER + b" HTTP/1.1\r\nHost: x\r\n\r\n",  # methods are upper case
+    b"GET /resource-provisioning/k8s/retained-accounts HTTP/1.1 " + MARKER + b"\r\nHost: x\r\n\r\n",
+    b"GET /resource-provisioning/k8s/retained-accounts HTTP/1.1\r\n " + MARKER + b"\r\n\r\n",  # bad folding
+    b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+    b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nTransfer-Encoding: " + MARKER + b"\r\n\r\n",
+], ids=["no-target", "lower-case-method", "extra-field", "bad-header-line", "negative-length", "unknown-coding"])
+def test_a_malformed_request_is_invalid_request_without_echo(front, raw):
+    assert the_one_answer(exchange(front, raw)) == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("version", [b"HTTP/2.0", b"HTTP/1.2", b"HTTP/0.9", b""])
+def test_a_bad_http_version_is_invalid_request(front, version):
+    line = b"GET /resource-provisioning/k8s/retained-accounts" + (b" " + version if version else b"")
+    assert the_one_answer(exchange(front, line + b"\r\n\r\n")) == INVALID_REQUEST
+
+
+# The server reads no more than the 10 KB of request line and headers API Gateway takes; a client
+# sending more than it reads would see the answer cut by a reset, so these send exactly that much.
+HEADER_LIMIT = 10 * 1024
+
+
+def test_an_over_long_header_is_too_large(front):
+    start = b"GET /resource-provisioning/k8s/retained-accounts HTTP/1.1\r\nX-Padding: "
+    assert the_one_answer(exchange(front, start + b"a" * (HEADER_LIMIT - len(start)))) == TOO_LARGE
+
+
+def test_an_over_long_url_is_too_large(front):
+    start = b"GET /resource-provisioning/k8s/allocations/"
+    assert the_one_answer(exchange(front, start + b"a" * (HEADER_LIMIT - len(start)))) == TOO_LARGE
+
+
+def test_a_body_over_10_mb_is_refused_before_it_is_sent(front):
+    # Only the headers are sent: an answer shows the server did not wait for the body.
+    raw = b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nContent-Length: 10485761\r\n\r\n"
+    assert the_one_answer(exchange(front, raw)) == TOO_LARGE
+
+
+def test_a_chunked_body_is_the_request_body_never_a_next_request(front):
+    event = json.dumps({"events": [{"type": "project_binding", "bindingId": "chunked-1", "projectId": PROJECT,
+                                    "providerProjectRef": "wp-chunked", "state": "established",
+                                    "revision": 1}]}).encode()
+    half = len(event) // 2
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (event[:half], event[half:])) + b"0\r\n\r\n"
+    first = (b"POST /api/resource-provisioning/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             b"Authorization: Bearer " + KEYS["RP_SERVICE_KEY"].encode() + b"\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
+    second = (b"GET /resource-provisioning/k8s/projects/wp-chunked HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+              b"Authorization: Bearer " + KEYS["RP_SITE_KEY_K8S"].encode() + b"\r\n\r\n")
+    answers = responses(exchange(front, first + second))  # pipelined on one connection
+    assert [(status, json.loads(body)) for status, _, body in answers] == [
+        (200, {"applied": 1, "ignored": 0}), (200, {"projectId": PROJECT})]
+
+
+def test_path_parameters_reach_the_app_percent_decoded_once(front):
+    event = {"type": "project_binding", "bindingId": "colon-1", "projectId": PROJECT,
+             "providerProjectRef": "wp:colon.1", "state": "established", "revision": 1}
+    assert call(front.url, "POST", "/api/resource-provisioning/events", KEYS["RP_SERVICE_KEY"],
+                {"events": [event]}) == (200, {"applied": 1, "ignored": 0})
+    k8s = KEYS["RP_SITE_KEY_K8S"]
+    assert call(front.url, "GET", "/resource-provisioning/k8s/projects/wp%3Acolon.1", k8s) == (
+        200, {"projectId": PROJECT})
+
+
+def test_path_parameters_are_not_decoded_twice(front):
+    event = {"type": "project_binding", "bindingId": "colon-2", "projectId": PROJECT,
+             "providerProjectRef": "wp:colon.2", "state": "established", "revision": 1}
+    assert call(front.url, "POST", "/api/resource-provisioning/events", KEYS["RP_SERVICE_KEY"],
+                {"events": [event]}) == (200, {"applied": 1, "ignored": 0})
+    # Decoded once, the ref is "wp%3Acolon.2", which no Opaque value matches; decoded twice, it is the binding's.
+    assert call(front.url, "GET", "/resource-provisioning/k8s/projects/wp%253Acolon.2", KEYS["RP_SITE_KEY_K8S"]) == (
+        400, {"code": "invalid_provider_project_ref"})
+
+
+def test_a_client_sending_half_a_body_is_dropped_after_the_timeout(front):
+    with closing(connect(front)) as sock:
+        sock.sendall(b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"requestId\"")
+        started = time.monotonic()
+        assert until_closed(sock) == b""  # closed without an answer (a socket timeout would raise)
+    assert time.monotonic() - started < SOCKET_TIMEOUT
+
+
+def server_threads(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^Threads:\s+(\d+)$", status, re.M).group(1))
+
+
+def test_many_idle_clients_hold_no_thread_and_do_not_block_others():
+    idle = 60  # far more than the server's 2 request threads, under its 100 connections
+    # Silent connections are kept for the whole test (a timeout would hide a thread per connection).
+    with local_server(RP_DEV_CHANNEL_TIMEOUT="600", RP_DEV_THREADS="2", **KEYS) as server, ExitStack() as stack:
+        before = server_threads(server.pid)
+        for _ in range(idle):
+            sock = stack.enter_context(closing(connect(server)))
+            sock.sendall(b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+        # Every idle client is connected and has sent its part before this request is served.
+        assert call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts",
+                    KEYS["RP_SITE_KEY_K8S"]) == (200, {"revision": 0, "accounts": []})
+        assert server_threads(server.pid) < before + 10  # a thread per connection would add 60
+
+
+def test_disconnecting_clients_leave_only_json_log_lines():
+    output: list[str] = []
+    with local_server(output, RP_LOG_LEVEL="INFO", **KEYS) as server:
+        request = (b"GET /resource-provisioning/k8s/retained-accounts HTTP/1.1\r\nHost: x\r\n"
+                   b"Authorization: Bearer " + KEYS["RP_SITE_KEY_K8S"].encode() + b"\r\n\r\n")
+        for _ in range(20):
+            with closing(connect(server)) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                sock.sendall(request)  # then reset, before (or while) the answer is written
+        assert call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts",
+                    KEYS["RP_SITE_KEY_K8S"])[0] == 200
+    banner = next(i for i, line in enumerate(output) if "listening on" in line)
+    logged = [line for line in output[banner + 1:] if line.strip()]
+    assert logged, "RP_LOG_LEVEL=INFO logs each request"
+    for line in logged:
+        assert isinstance(json.loads(line), dict), line
+    assert not any("Traceback" in line for line in output)

@@ -204,7 +204,7 @@ def test_unknown_input_fields_are_refused(http):
 
 def test_unknown_paths_under_compute_answer_in_its_envelope_locally():
     from app import app
-    from chalicelib.local.gateway import LocalGateway
+    from devkit.gateway import LocalGateway
 
     response = LocalGateway(app).handle("POST", "/api/compute/a/b/c", {}, b"{}")
     assert response["statusCode"] == 404 and json.loads(response["body"])["error"]["code"] == "NOT_FOUND"

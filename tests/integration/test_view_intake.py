@@ -2,6 +2,9 @@
 
 import pytest
 
+from chalicelib.store.codec import from_item
+from chalicelib.view.events import EVENT_ADAPTER
+from chalicelib.view.intake import _attributes
 from tests.integration.helpers import EVENTS, bind
 from tests.support import factories as f
 
@@ -119,3 +122,72 @@ def test_sqs_messages_feed_the_same_intake(services):
     batch = {"events": [f.project_event()]}
     result = consume(services, [json.dumps(envelope), json.dumps(batch), json.dumps(f.project_event(revision=2))])
     assert (result.applied, result.ignored) == (3, 0)
+
+
+# --- what a stored item can hold (docs/limits-events.md) -----------------------------------------
+
+LONGEST_OPAQUE = "o" * 128
+LONGEST_EVENTS = [
+    f.project_event(revision=9007199254740991, management_generation=9007199254740991),
+    f.binding_event("b" * 128, "r" * 128, revision=9007199254740991),
+    {"type": "party_site_binding", "bindingId": LONGEST_OPAQUE, "partyId": f.PROJECT, "site": "slurm",
+     "state": "established", "revision": 9007199254740991},
+    {"type": "username", "site": "slurm", "username": LONGEST_OPAQUE, "partyId": f.PROJECT, "verified": True,
+     "revision": 9007199254740991},
+    {"type": "membership", "projectId": f.PROJECT, "partyId": f.OTHER_PROJECT, "generation": 9007199254740991,
+     "state": "member", "revision": 9007199254740991},
+    {"type": "accepted_item", "itemId": LONGEST_OPAQUE, "site": "slurm", "projectId": f.PROJECT,
+     "partyId": f.OTHER_PROJECT, "generation": 9007199254740991, "managementGeneration": 9007199254740991,
+     "required": True, "revision": 9007199254740991},
+]
+
+
+def test_every_field_at_its_longest_is_stored(api):
+    assert post_events(api, LONGEST_EVENTS).body == {"applied": 6, "ignored": 0}
+
+
+PAST_BOUNDS = [(event, field) for event, field in zip(LONGEST_EVENTS, ["projectId", "providerProjectRef",
+                                                                      "bindingId", "username", "partyId", "itemId"],
+                                                      strict=True)]
+
+
+@pytest.mark.parametrize(("event", "field"), PAST_BOUNDS, ids=[e["type"] for e in LONGEST_EVENTS])
+def test_a_field_past_its_bound_is_400_before_anything_is_written(api, event, field):
+    huge = {**event, field: "x" * 210_000}
+    for _ in range(2):  # the same answer on a repeat: never a retryable 503
+        answer = api.post(EVENTS, {"events": [f.binding_event("b-x", "wp-x"), huge]}, key="service")
+        assert (answer.status, answer.body) == (400, {"code": "invalid_request"})
+    assert project_of(api, "wp-x").status == 404  # nothing applied
+
+
+def test_retired_bindings_never_grow_their_refs_item_past_the_item_limit(api):
+    """Only established bindings are kept in a provider ref's item: however many bindings naming
+    one ref have retired (each entry up to ~190 bytes: 2,300 of them passed DynamoDB's 400 KB,
+    after which every event for the ref was 503 on every repeat), the ref still takes bindings."""
+    retired = [f.binding_event(f"{n:04d}" + "b" * 124, "wp-full", state="retired") for n in range(2300)]
+    for start in range(0, len(retired), 500):
+        assert post_events(api, retired[start:start + 500]).status == 200
+    assert project_of(api, "wp-full").status == 404
+    answer = post_events(api, [f.binding_event("b-live", "wp-full")])
+    assert (answer.status, answer.body) == (200, {"applied": 1, "ignored": 0})
+    assert project_of(api, "wp-full").body == {"projectId": f.PROJECT}
+
+
+STORED_ATTRIBUTES = {
+    "project": {"projectId", "state", "managementGeneration"},
+    "project_binding": {"bindingId", "projectId", "providerProjectRef", "state"},
+    "party_site_binding": {"bindingId", "partyId", "site", "state"},
+    "username": {"site", "username", "partyId", "verified"},
+    "membership": {"projectId", "partyId", "generation", "state"},
+    "accepted_item": {"itemId", "site", "projectId", "partyId", "generation", "managementGeneration", "required"},
+}
+
+
+@pytest.mark.parametrize("event", LONGEST_EVENTS, ids=[e["type"] for e in LONGEST_EVENTS])
+def test_an_entity_is_stored_with_its_events_fields_by_their_contract_names(api, services, event):
+    """The layout every reader of the view relies on (retained/reader.py, members, reports)."""
+    post_events(api, [event])
+    entity_key, _ = _attributes(EVENT_ADAPTER.validate_python(event))
+    stored = from_item(services.client.get_item(TableName=services.table, Key=entity_key)["Item"])
+    assert stored == {"pk": entity_key["pk"]["S"], "sk": entity_key["sk"]["S"], "revision": event["revision"],
+                      **{name: event[name] for name in STORED_ATTRIBUTES[event["type"]]}}

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.local.gateway import LocalGateway
+from devkit.gateway import LocalGateway
 from tests.support.contract import assert_conforms
 
 _OPERATIONS = [

@@ -79,7 +79,7 @@ def test_min_max_step(amount, accepted):
     fn = lambda: decide([write(allocations={RP: {"DISK_GB": amount}})],  # noqa: E731
                         providers={RP: provider(DISK_GB=disk)})
     if accepted:
-        assert fn().providers[RP].usages == {"DISK_GB": amount}
+        assert fn().providers[RP].deltas == {"DISK_GB": amount}
     else:
         err = error_of(fn)
         assert err.status == 409 and "would violate inventory constraints" in err.detail
@@ -98,22 +98,23 @@ def test_capacity_sums_every_consumer_of_one_request():
     third = "cccccccc-cccc-cccc-cccc-cccccccccccc"
     writes = [write(consumer=c, allocations={RP: {"VCPU": 1}}) for c in (C1, C2, third)]
     assert error_of(lambda: decide(writes, providers={RP: small})).status == 409
-    assert decide(writes[:2], providers={RP: small}).providers[RP].usages == {"VCPU": 2}
+    change = decide(writes[:2], providers={RP: small}).providers[RP]
+    assert (change.deltas, change.limits) == ({"VCPU": 2}, {"VCPU": 0})
 
 
 def test_rewriting_a_consumer_does_not_count_its_old_allocation_twice():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 8}})
     decision = decide([write(allocations={RP: {"VCPU": 8}})], consumers={C1: old},
                       providers={RP: provider(usages={"VCPU": 8})})
-    assert decision.providers[RP].usages == {"VCPU": 8}
+    assert decision.providers[RP].deltas == {} and decision.providers[RP].limits == {}
 
 
 def test_over_capacity_is_accepted_when_no_worse_than_before():
     """Inventory shrank below usage; a write that lowers the overage still succeeds."""
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 6}})
     shrunk = provider(usages={"VCPU": 6}, VCPU=Inventory(total=4))
-    assert decide([write(allocations={RP: {"VCPU": 5}})], consumers={C1: old},
-                  providers={RP: shrunk}).providers[RP].usages == {"VCPU": 5}
+    lowered = decide([write(allocations={RP: {"VCPU": 5}})], consumers={C1: old}, providers={RP: shrunk})
+    assert lowered.providers[RP].deltas == {"VCPU": -1} and lowered.providers[RP].limits == {}
     assert error_of(lambda: decide([write(allocations={RP: {"VCPU": 7}})], consumers={C1: old},
                                    providers={RP: shrunk})).status == 409
 
@@ -129,7 +130,11 @@ def test_a_new_claim_never_takes_usage_above_capacity(total, reserved, ratio, us
         assert err.status == 409
         assert used + amount > inventory.capacity
     else:
-        assert decision.providers[RP].usages["VCPU"] == used + amount <= inventory.capacity
+        change = decision.providers[RP]
+        assert change.deltas == {"VCPU": amount}
+        assert used + amount <= inventory.capacity
+        # the write's condition: usage may grow by `amount` only from at most `limit`
+        assert change.limits["VCPU"] + amount <= inventory.capacity < change.limits["VCPU"] + amount + 1
 
 
 # --- check order and messages ------------------------------------------------------------------
@@ -196,8 +201,8 @@ def test_provider_generation_moves_once_per_provider_named_in_the_new_set():
 def test_moving_a_consumer_leaves_the_old_provider_generation_alone():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP2: {"VCPU": 2}})
     decision = decide([write(allocations={RP: {"VCPU": 2}})], consumers={C1: old})
-    assert decision.released == {RP2: {"VCPU": 2}}
-    assert decision.bump_released == set()
+    moved_off = decision.providers[RP2]
+    assert (moved_off.deltas, moved_off.bump_generation, moved_off.inventory_version) == ({"VCPU": -2}, False, None)
     assert decision.providers[RP].bump_generation
 
 
@@ -205,7 +210,7 @@ def test_emptying_a_consumer_deletes_it_and_counts_its_providers_as_written():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP2: {"VCPU": 2}})
     decision = decide([write(allocations={})], consumers={C1: old}, providers={})
     assert decision.consumers == {C1: None}
-    assert decision.bump_released == {RP2}
+    assert decision.providers[RP2].bump_generation
     assert decision.usage_deltas == {("p", None): {"VCPU": -2}, ("p", "u"): {"VCPU": -2}}
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import zlib
+
 import pytest
 
 from chalicelib.retained.rules import (
     BINDING_MISSING,
     BINDING_RETIRED,
+    CHANGE_SHARDS,
+    CHUNK_BYTES,
     EMPTY_DIGEST,
+    LIST_FORMAT,
     MANAGEMENT_GENERATION,
     NEWER_MEMBERSHIP,
     NOT_REQUIRED,
@@ -15,9 +21,14 @@ from chalicelib.retained.rules import (
     Item,
     Project,
     SiteBinding,
+    change_shard,
+    decode_list,
+    encode_list,
     fence,
+    is_current,
     list_digest,
     retained_accounts,
+    split,
 )
 
 P, Q = "p-1", "q-1"
@@ -64,3 +75,69 @@ def test_list_is_distinct_sorted_and_uses_the_current_binding() -> None:
 def test_digest_tells_lists_apart() -> None:
     assert list_digest([]) == EMPTY_DIGEST
     assert list_digest([(P, Q, "b", 1)]) != list_digest([(P, Q, "b", 2)])
+
+
+# --- the stored list ----------------------------------------------------------------------------
+
+ACCOUNTS = [(P, Q, "sb-1", 1), (P, "q-2", "sb-2", 9007199254740991), ("p-2", Q, "sb-1", 3)]
+
+
+@pytest.mark.parametrize(
+    ("stamp", "counters", "current"),
+    [
+        (None, {}, False),  # no list stored yet
+        ({}, {}, True),
+        ({"-": 2}, {"-": 2}, True),
+        ({"-": 2, "changes#03": 0}, {"-": 2}, True),  # an absent counter is 0
+        ({"-": 2}, {"-": 3}, False),  # an item changed since
+        ({"-": 2}, {"-": 2, "changes#03": 1}, False),  # a view input changed since (a new counter)
+        ({"-": 2, "changes#03": 1}, {"-": 2, "changes#03": 2}, False),
+        ({"-": 2, "changes#03": 1}, {"-": 2}, False),  # counters never fall; not the same state
+    ],
+)
+def test_is_current(stamp, counters, current) -> None:
+    assert is_current(stamp, counters) is current
+
+
+def test_change_shards_are_few_stable_and_spread() -> None:
+    entities = [f"VIEW#membership#{P}#q-{n}" for n in range(200)]
+    shards = {change_shard(e) for e in entities}
+    assert shards <= {f"changes#{n:02d}" for n in range(CHANGE_SHARDS)}
+    assert len(shards) > CHANGE_SHARDS // 2  # concurrent bumps land on different items
+    assert change_shard(entities[0]) == change_shard(entities[0])
+    assert change_shard("VIEW#project#p-1") == "changes#06"  # crc32("VIEW#project#p-1") % 32: pinned
+
+
+@pytest.mark.parametrize("accounts", [[], ACCOUNTS, [(P, Q, b, g) for b in ("a", "b") for g in range(1, 400)]])
+def test_encoded_list_decodes_to_itself(accounts) -> None:
+    assert decode_list(encode_list(accounts)) == accounts
+
+
+def test_encoding_stores_each_string_once() -> None:
+    document = json.loads(zlib.decompress(encode_list(ACCOUNTS)))
+    assert document == {"v": LIST_FORMAT, "s": [P, "p-2", Q, "q-2", "sb-1", "sb-2"],
+                        "r": [[0, 2, 4, 1], [0, 3, 5, 9007199254740991], [1, 2, 4, 3]]}
+
+
+def test_an_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="format"):
+        decode_list(zlib.compress(b'{"v":2,"s":[],"r":[]}'))
+
+
+@pytest.mark.parametrize(
+    ("data", "size", "chunks"),
+    [
+        (b"", 3, [b""]),  # the empty list still has its one chunk
+        (b"abc", 3, [b"abc"]),
+        (b"abcd", 3, [b"abc", b"d"]),
+        (b"abcdef", 3, [b"abc", b"def"]),
+        (b"abcdefg", 2, [b"ab", b"cd", b"ef", b"g"]),
+    ],
+)
+def test_split(data, size, chunks) -> None:
+    assert split(data, size) == chunks
+    assert b"".join(split(data, size)) == data
+
+
+def test_the_default_chunk_fits_a_dynamodb_item_with_room_for_its_key() -> None:
+    assert CHUNK_BYTES <= 400 * 1024 - 10_000

@@ -4,17 +4,18 @@ with consumer_generation (1.28); and POST /allocations (1.13, 1.28)."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from chalicelib.placement.schemas.common import RC_PATTERN, UUID_PATTERN, id_string
 
-_RESOURCES = {
+_RESOURCES: dict[str, Any] = {
     "type": "object",
     "minProperties": 1,
     "patternProperties": {RC_PATTERN: {"type": "integer", "minimum": 1}},
     "additionalProperties": False,
 }
 
-LIST_1_0 = {
+LIST_1_0: dict[str, Any] = {
     "type": "object",
     "properties": {
         "allocations": {
@@ -40,12 +41,12 @@ LIST_1_0 = {
     "additionalProperties": False,
 }
 
-LIST_1_8 = copy.deepcopy(LIST_1_0)
+LIST_1_8: dict[str, Any] = copy.deepcopy(LIST_1_0)
 LIST_1_8["properties"]["project_id"] = id_string()
 LIST_1_8["properties"]["user_id"] = id_string()
 LIST_1_8["required"].extend(["project_id", "user_id"])
 
-DICT_1_12 = {
+DICT_1_12: dict[str, Any] = {
     "type": "object",
     "properties": {
         "allocations": {
@@ -69,10 +70,10 @@ DICT_1_12 = {
 }
 
 # A consumer entry whose allocations may be empty (removal), as POST and 1.28 PUT allow.
-_EMPTIABLE = copy.deepcopy(DICT_1_12)
+_EMPTIABLE: dict[str, Any] = copy.deepcopy(DICT_1_12)
 _EMPTIABLE["properties"]["allocations"]["minProperties"] = 0
 
-DICT_1_28 = copy.deepcopy(_EMPTIABLE)
+DICT_1_28: dict[str, Any] = copy.deepcopy(_EMPTIABLE)
 DICT_1_28["properties"]["consumer_generation"] = {"type": ["integer", "null"], "additionalProperties": False}
 DICT_1_28["required"].append("consumer_generation")
 

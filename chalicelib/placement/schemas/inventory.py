@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from chalicelib.placement.schemas.common import MAX_FLOAT, RC_PATTERN, bounded_integer
 
@@ -28,12 +29,12 @@ def _record(required: list[str]) -> dict:
 UPDATE_ONE = _record(["total", "resource_provider_generation"])
 
 # POST /resource_providers/{uuid}/inventories (the class is in the body, no generation)
-CREATE_ONE = copy.deepcopy(_record(["total"]))
+CREATE_ONE: dict[str, Any] = copy.deepcopy(_record(["total"]))
 CREATE_ONE["properties"]["resource_class"] = {"type": "string", "pattern": RC_PATTERN}
 CREATE_ONE["required"].append("resource_class")
 
 # PUT /resource_providers/{uuid}/inventories
-REPLACE_ALL = {
+REPLACE_ALL: dict[str, Any] = {
     "type": "object",
     "properties": {
         "resource_provider_generation": {"type": "integer"},

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import copy
 from functools import cache
+from typing import Any
 
-CREATE_1_0 = {
+CREATE_1_0: dict[str, Any] = {
     "type": "object",
     "properties": {"name": {"type": "string", "maxLength": 200}, "uuid": {"type": "string", "format": "uuid"}},
     "required": ["name"],
     "additionalProperties": False,
 }
-CREATE_1_14 = copy.deepcopy(CREATE_1_0)
+CREATE_1_14: dict[str, Any] = copy.deepcopy(CREATE_1_0)
 CREATE_1_14["properties"]["parent_provider_uuid"] = {
     "anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]
 }
 
-UPDATE_1_0 = copy.deepcopy(CREATE_1_0)
+UPDATE_1_0: dict[str, Any] = copy.deepcopy(CREATE_1_0)
 UPDATE_1_0["properties"].pop("uuid")
-UPDATE_1_14 = copy.deepcopy(CREATE_1_14)
+UPDATE_1_14: dict[str, Any] = copy.deepcopy(CREATE_1_14)
 UPDATE_1_14["properties"].pop("uuid")
 
 # Query parameters by the version that introduced them; those of unbuilt features are

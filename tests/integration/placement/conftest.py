@@ -1,8 +1,6 @@
 """A Placement client over the app's Lambda path (API Gateway events through Chalice) and
 DynamoDB Local (tests/conftest.py's store).
 
-The app is `app.py`'s once it registers `placement_blueprint`; until then a Chalice app with
-only that blueprint, which runs the same framework code.
 """
 
 from __future__ import annotations
@@ -15,20 +13,14 @@ from typing import Any
 import pytest
 
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.http.app import ThreadSafeChalice
-from chalicelib.local.gateway import LocalGateway
-from chalicelib.placement.handler import placement_blueprint
 from chalicelib.runtime import Services
+from devkit.gateway import LocalGateway
 
 
 def placement_app() -> Any:
     from app import app
 
-    if "/placement/resource_providers" in app.routes:
-        return app
-    test_app = ThreadSafeChalice(app_name="resource-provisioning")
-    test_app.register_blueprint(placement_blueprint)
-    return test_app
+    return app
 
 
 _GATEWAY: LocalGateway | None = None

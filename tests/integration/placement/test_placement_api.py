@@ -155,3 +155,100 @@ def test_custom_resource_class_lifecycle(placement):
     assert placement.delete("/placement/resource_classes/CUSTOM_GOLD", version="1.7").status == 204
     names = [c["name"] for c in placement.get("/placement/resource_classes", version="1.7").body["resource_classes"]]
     assert names[:3] == ["VCPU", "MEMORY_MB", "DISK_GB"] and "CUSTOM_GOLD" not in names
+
+
+def test_rewriting_the_same_allocations_moves_both_generations_and_keeps_usage(placement):
+    rp = provider(placement, VCPU={"total": 4})
+    consumer = new_uuid()
+    assert claim(placement, consumer, {rp: {"VCPU": 4}}).status == 204
+    again = claim(placement, consumer, {rp: {"VCPU": 4}}, generation=1)
+    assert again.status == 204, again.body
+    shown = placement.get(f"/placement/allocations/{consumer}", version="1.28").body
+    assert shown["consumer_generation"] == 2 and shown["allocations"][rp]["generation"] == 3
+    assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"] == {"VCPU": 4}
+
+
+def test_an_inventory_change_between_read_and_write_is_never_ignored(placement, services):
+    """The claim read the inventory (room for 2 more); before its transaction is sent, the inventory
+    shrinks to what is already used. The transaction's inventory condition fails and the re-decided
+    claim is refused instead of over-committing."""
+    from chalicelib.store.client import make_client
+
+    rp = provider(placement, VCPU={"total": 4})
+    assert claim(placement, new_uuid(), {rp: {"VCPU": 2}}).status == 204
+    other = make_client(services.settings)  # a second writer, on its own connection
+    shrunk: list[int] = []
+
+    def shrink_first(**_):
+        if not shrunk:
+            shrunk.append(1)
+            from chalicelib.placement.models import Inventory
+            from chalicelib.placement.store import PlacementStore
+
+            store = PlacementStore(other, services.table)
+            store.write_inventories(store.provider(rp), {"VCPU": Inventory(total=2)})
+
+    services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", shrink_first)
+    try:
+        refused = claim(placement, new_uuid(), {rp: {"VCPU": 2}})
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", shrink_first)
+    assert shrunk and refused.status == 409
+    assert "would exceed the capacity" in refused.body["errors"][0]["detail"]
+    assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"] == {"VCPU": 2}
+
+
+def test_wrong_methods_and_media_types_in_placements_format(placement):
+    wrong = placement.get("/placement/allocations", version="1.13")
+    assert wrong.status == 405 and wrong.header("allow") == "POST"
+    assert "The method GET is not allowed for this resource." in wrong.body["errors"][0]["detail"]
+    rp = provider(placement)
+    assert placement.delete(f"/placement/resource_providers/{rp}/inventories", version="1.4").status == 405
+    assert placement.post("/placement/allocations", {}, version="1.12").status == 404  # route gated at 1.13
+    assert placement.get(f"/placement/usages?project_id={PROJECT}", version="1.8").status == 404
+    text = placement.post("/placement/resource_providers", raw=b"name=x", headers={"content-type": "text/plain"})
+    assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
+    head = placement.request("HEAD", f"/placement/resource_providers/{rp}")
+    assert head.status == 200 and head.body is None
+
+
+def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, services):
+    created = {provider(placement, name=f"rp-{i:03d}") for i in range(105)}
+    services.round_trips.reset()
+    listed = placement.get("/placement/resource_providers").body["resource_providers"]
+    assert {p["uuid"] for p in listed} == created
+    assert services.round_trips.calls["BatchGetItem"] == 2 and "Scan" not in services.round_trips.calls
+
+
+def test_provider_names_are_unique_through_create_rename_and_delete(placement):
+    a, b = provider(placement, name="alpha"), provider(placement, name="beta")
+    taken = placement.post("/placement/resource_providers", {"name": "alpha"}, version="1.23")
+    assert taken.status == 409 and taken.body["errors"][0]["code"] == "placement.duplicate_name"
+    clash = placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}, version="1.23")
+    assert clash.status == 409 and "Conflicting resource provider alpha already exists" in (
+        clash.body["errors"][0]["detail"])
+    renamed = placement.put(f"/placement/resource_providers/{a}", {"name": "gamma"})
+    assert renamed.status == 200 and renamed.body["name"] == "gamma" and renamed.body["generation"] == 0
+    assert placement.put(f"/placement/resource_providers/{b}", {"name": "alpha"}).status == 200  # alpha is free
+    assert placement.delete(f"/placement/resource_providers/{a}").status == 204
+    assert placement.post("/placement/resource_providers", {"name": "gamma"}).status == 201  # so is gamma
+
+
+def test_two_auth_tokens_are_401_even_when_one_is_valid(placement):
+    from app import app
+
+    event_headers = {"x-auth-token": placement.key, "host": "127.0.0.1:8000"}
+    event = {
+        "resource": "/placement/resource_providers", "path": "/placement/resource_providers",
+        "httpMethod": "GET", "headers": event_headers,
+        "multiValueHeaders": {"x-auth-token": ["rp_wrong", placement.key], "host": ["127.0.0.1:8000"]},
+        "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None,
+        "stageVariables": None, "body": None, "isBase64Encoded": False,
+        "requestContext": {"httpMethod": "GET", "resourcePath": "/placement/resource_providers",
+                           "path": "/placement/resource_providers", "requestId": "r-1"},
+    }
+    from chalice.local import LambdaContext
+
+    response = app(event, LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000))
+    assert response["statusCode"] == 401
+    assert placement.get("/placement/resource_providers").status == 200

@@ -58,3 +58,33 @@ def test_racing_writers_of_one_consumer_generation_one_wins(placement):
     assert shown["consumer_generation"] == 2
     assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"]["VCPU"] == (
         shown["allocations"][rp]["resources"]["VCPU"])
+
+
+def test_a_race_lost_every_time_ends_in_409_concurrent_update_after_bounded_retries(placement, services):
+    """Another writer changes the provider's inventory before each of our transactions: every attempt's
+    inventory condition fails, the write is retried a bounded number of times, then refused as a
+    concurrent update, and nothing of it is applied."""
+    from chalicelib.placement.models import Inventory
+    from chalicelib.placement.service import RETRIES
+    from chalicelib.placement.store import PlacementStore
+    from chalicelib.store.client import make_client
+
+    rp = provider(placement, VCPU={"total": 4})
+    other = PlacementStore(make_client(services.settings), services.table)
+    attempts: list[int] = []
+
+    def race(**_):
+        attempts.append(1)
+        read = other.provider(rp)
+        other.write_inventories(read, {"VCPU": Inventory(total=4 + len(attempts))})
+
+    services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", race)
+    try:
+        answer = placement.put(f"/placement/allocations/{new_uuid()}", {
+            "allocations": {rp: {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u",
+            "consumer_generation": None}, version="1.28")
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", race)
+    assert answer.status == 409 and answer.body["errors"][0]["code"] == "placement.concurrent_update"
+    assert len(attempts) == RETRIES
+    assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"] == {"VCPU": 0}

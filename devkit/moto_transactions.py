@@ -14,15 +14,35 @@ isolation gives for free.
 from __future__ import annotations
 
 import copy
+from importlib.metadata import version
 from typing import Any
 
+# The moto release whose DynamoDBBackend.transact_write_items this replaces (requirements-dev.txt pins
+# it). Another release may have changed that method or the exceptions it raises: read its
+# transact_write_items, bring this module in line, then move this pin.
+WRITTEN_FOR_MOTO = "5.2.5"
+
 _installed = False
+
+
+class MotoVersionMismatch(RuntimeError):
+    """The installed moto is not the release this patch was written for."""
+
+
+def check_moto_version(installed: str) -> None:
+    if installed != WRITTEN_FOR_MOTO:
+        raise MotoVersionMismatch(
+            f"devkit/moto_transactions.py replaces TransactWriteItems of moto {WRITTEN_FOR_MOTO}, but moto "
+            f"{installed} is installed: compare moto's DynamoDBBackend.transact_write_items with this patch, "
+            "update it, then WRITTEN_FOR_MOTO (or install the pinned moto: make setup)"
+        )
 
 
 def install() -> None:
     global _installed
     if _installed:
         return
+    check_moto_version(version("moto"))
     from moto.dynamodb.comparisons import get_filter_expression
     from moto.dynamodb.exceptions import (
         ConditionalCheckFailed,
@@ -103,5 +123,5 @@ def install() -> None:
                     self.put_item(table_name, before.to_json()["Attributes"])
             raise
 
-    DynamoDBBackend.transact_write_items = transact_write_items
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     _installed = True

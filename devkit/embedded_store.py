@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.local.moto_transactions import install as install_fast_transactions
+from devkit.moto_transactions import install as install_fast_transactions
 
 STOP_TIMEOUT = 10.0
 

@@ -1,1 +1,0 @@
-"""Running the service on a laptop: an HTTP front that plays API Gateway, and an embedded store."""
