@@ -8,11 +8,10 @@ token on an operator route) is UNAUTHENTICATED.
 
 from __future__ import annotations
 
-from chalicelib.auth.credentials import AmbiguousCredential, bearer_token
 from chalicelib.auth.principals import Principal
 from chalicelib.compute import errors as ce
 from chalicelib.errors import BadRequest, MethodNotAllowed, NotFound, ServiceError, Unauthorized, Unavailable
-from chalicelib.http.family import Family, Forbidden, Reply, Request
+from chalicelib.http.family import Family, Forbidden, Reply, Request, bearer_credential
 from chalicelib.observability import logger
 
 
@@ -46,10 +45,7 @@ class ComputeFamily(Family):
     wrong_method_needs_grant = False
 
     def credential(self, request: Request) -> str | None:
-        try:
-            return bearer_token(request.all("authorization"))
-        except AmbiguousCredential:
-            raise Unauthorized() from None
+        return bearer_credential(request)
 
     def accepts(self, principal: Principal) -> bool:
         return principal.kind == "tenant"

@@ -7,10 +7,9 @@ Site key on the service's routes) is 401, as the contract has always answered.
 
 from __future__ import annotations
 
-from chalicelib.auth.credentials import AmbiguousCredential, bearer_token
 from chalicelib.auth.principals import Principal
 from chalicelib.errors import MethodNotAllowed, ServiceError, Unauthorized, Unavailable
-from chalicelib.http.family import Family, Forbidden, Reply, Request
+from chalicelib.http.family import Family, Forbidden, Reply, Request, bearer_credential
 from chalicelib.observability import logger, record_request
 
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
@@ -25,10 +24,7 @@ class ContractFamily(Family):
     prefixes = ("/resource-provisioning", "/api/resource-provisioning")
 
     def credential(self, request: Request) -> str | None:
-        try:
-            return bearer_token(request.all("authorization"))
-        except AmbiguousCredential:
-            raise Unauthorized() from None
+        return bearer_credential(request)
 
     def accepts(self, principal: Principal) -> bool:
         return principal.kind in ("site", "service")

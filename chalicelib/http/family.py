@@ -23,6 +23,7 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
+from chalicelib.auth.credentials import AmbiguousCredential, bearer_token
 from chalicelib.auth.principals import Principal
 from chalicelib.errors import MethodNotAllowed, NotFound, Unauthorized
 from chalicelib.observability import logger
@@ -73,6 +74,14 @@ class Route:
     path: str
     grant: str | None  # a `permission@scope` template over the path parameters; None: no credential needed
     handler: Handler
+
+
+def bearer_credential(request: Request) -> str | None:
+    """The token of the request's one `Authorization: Bearer` header; two headers are 401."""
+    try:
+        return bearer_token(request.all("authorization"))
+    except AmbiguousCredential:
+        raise Unauthorized() from None
 
 
 class Family:
