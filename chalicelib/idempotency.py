@@ -3,7 +3,8 @@
 A saved result is returned again for the same content; the same requestId
 with other content is `request_id_reused`. This module decides; the items and
 the write that saves a result are in chalicelib/store/saved_results.py, the
-loop that runs an idempotent command in chalicelib/store/commands.py.
+loop that runs an idempotent command in chalicelib/store/commands.py. It
+imports nothing of the store, so the decisions that fingerprint content stay pure.
 """
 
 from __future__ import annotations
@@ -14,17 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.contract.results import rejected
-from chalicelib.store.keys import ItemKey, key
 
 
 def fingerprint(data: Any) -> str:
     """Content identity of a JSON document compared as data (key order and spacing ignored)."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def request_key(site: str, operation: str, request_id: str) -> ItemKey:
-    return key(f"REQ#{site}#{operation}#{request_id}")
 
 
 REQUEST_ID_REUSED = "request_id_reused"

@@ -6,10 +6,12 @@ plus a header that is the pointer to the current set. A report is applied as
 ONE DynamoDB transaction: the saved result, a check that the allocation is
 still live at this Site, the new header (conditioned on the version it was
 computed from) and only the bucket items whose content changed (puts, and
-deletes for buckets that emptied). Because compression keeps even the largest
-valid report (4,096 accounts at every field's maximum) far below the
-transaction's 4 MB and its item count below 100, there is no multi-step
-write at all: a store failure at any point leaves the previous set intact, a
+deletes for buckets that emptied). Compression keeps every report of
+realistic content far below the transaction's 4 MB and its item count below
+100; a report that could not fit (only reachable with thousands of long,
+incompressible nativeUids) is refused as 400 `too_large` before anything is
+written (`check_storable`, docs/limits.md). So there is no multi-step write at
+all: a store failure at any point leaves the previous set intact, a
 repeat converges, and no reader can see a mix of two reports. We chose this
 over chunked versioned sets with a pointer flip because it needs no garbage
 collection of unreferenced chunks, keeps the (allocation, party) lookup to one

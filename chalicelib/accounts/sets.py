@@ -3,13 +3,13 @@
 The set is split into `BUCKETS` buckets by a hash of the partyId, so the
 account of one (allocation, party) is found by one key: (`ACCTS#<allocation>`,
 `b<bucket>`). Each bucket's accounts are sorted by partyId and stored as
-zlib-compressed JSON rows; compression keeps the largest valid report (4,096
-accounts with every field at its longest, even with non-ASCII nativeUids)
+zlib-compressed JSON rows; compression keeps reports of realistic content far
 below DynamoDB's 4 MB transaction limit, so a whole report is written in ONE
-transaction. A bucket bigger than `PART_BYTES` (only when partyIds were
-chosen to collide) is split into parts `b<bucket>.<n>` by partyId range; its
-head lists the ranges (`splits`) and each part's digest, so a reader finds the
-right part and can tell a part from another report.
+transaction (a set that cannot fit is refused before the write: docs/limits.md).
+A bucket bigger than `PART_BYTES` (only when partyIds were chosen to collide) is
+split into parts `b<bucket>.<n>` by partyId range; its head lists the ranges
+(`splits`) and each part's digest, so a reader finds the right part and can
+tell a part from another report.
 
 A stored account keeps what a launch needs later: the reference, nativeUid,
 bindingId and generation the agent reported, whether it is ready, and its

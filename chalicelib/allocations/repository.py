@@ -13,11 +13,11 @@ from chalicelib.allocations.rules import Observed, Status
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import ItemKey, key
 from chalicelib.store.ops import get_item, query_pages
-from chalicelib.store.size import item_size
+from chalicelib.store.size import fits
 
 __all__ = [
     "AllocationRecord", "AllocationRepository", "allocation_key", "check_op", "item_of", "put_op",
-    "record_from_item", "stored_size",
+    "record_from_item", "storable",
 ]
 
 
@@ -83,9 +83,9 @@ def item_of(record: AllocationRecord) -> dict[str, Any]:
     return {**allocation_key(record.allocation_id), **to_item(values)}
 
 
-def stored_size(record: AllocationRecord) -> int:
-    """Bytes DynamoDB counts for the record's item (see store/size.py)."""
-    return item_size(item_of(record))
+def storable(record: AllocationRecord) -> bool:
+    """Whether the record's item is within DynamoDB's item size and name limits (see store/size.py)."""
+    return fits(item_of(record))
 
 
 def _version_condition(expected_version: int | None) -> dict[str, Any]:

@@ -48,16 +48,16 @@ class Instant:
         a, b = self.fraction.ljust(width, "0"), other.fraction.ljust(width, "0")
         return (a > b) - (a < b)
 
-    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+    def __lt__(self, other: object) -> bool:
         return isinstance(other, Instant) and self._cmp(other) < 0
 
-    def __le__(self, other: object) -> bool:  # type: ignore[override]
+    def __le__(self, other: object) -> bool:
         return isinstance(other, Instant) and self._cmp(other) <= 0
 
-    def __gt__(self, other: object) -> bool:  # type: ignore[override]
+    def __gt__(self, other: object) -> bool:
         return isinstance(other, Instant) and self._cmp(other) > 0
 
-    def __ge__(self, other: object) -> bool:  # type: ignore[override]
+    def __ge__(self, other: object) -> bool:
         return isinstance(other, Instant) and self._cmp(other) >= 0
 
     def canonical(self) -> str:

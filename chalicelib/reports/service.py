@@ -3,8 +3,9 @@
 Round trips: a replay is 1 (the read finds the saved result); any other
 report is 2 (read + a transaction that saves the result and, when accepted,
 the allocation, both conditioned on what was read). A report whose
-allocation item could exceed DynamoDB's item limit is refused (400
-`too_large`) before any read: it could never be stored (docs/limits.md).
+allocation item could exceed DynamoDB's item limits (size, attribute name
+length) is refused (400 `too_large`) before any read: it could never be
+stored (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from chalicelib.allocations.repository import allocation_key, check_op, put_op, record_from_item, stored_size
+from chalicelib.allocations.repository import allocation_key, check_op, put_op, record_from_item, storable
 from chalicelib.allocations.rules import REASONS, Status, allocation_id_for
 from chalicelib.contract.results import rejected
 from chalicelib.contract.types import MAX_SAFE_INTEGER
@@ -25,7 +26,7 @@ from chalicelib.runtime import Services
 from chalicelib.store.commands import Command, Outcome, run_command
 from chalicelib.store.keys import KeyId, key_id
 from chalicelib.store.ops import Item
-from chalicelib.store.size import MAX_ITEM_BYTES
+from chalicelib.store.size import MAX_ITEM_BYTES, MAX_NAME_BYTES
 from chalicelib.view.keys import ref_key
 from chalicelib.view.projects import ref_bindings
 
@@ -33,16 +34,35 @@ OPERATION = "report"
 # Stand-ins for what the store adds to the reported values, each at its longest.
 _ANY_PROJECT = "ffffffff-ffff-4fff-bfff-ffffffffffff"
 _LONGEST_LIFECYCLE = "suspended"
+# Everything in the item but the limit objects' names is bounded by the contract (refs of 128
+# characters, observedAt of 1,024, a fixed set of attributes): under 4 KB in all (pinned by
+# tests/unit/test_report_item_bound.py). A limit component costs its name plus at most 11 bytes.
+_ITEM_WITHOUT_NAMES = 4096
+_PER_COMPONENT = 11
+
+
+def _component_names(resource: Resource) -> list[str]:
+    return [name for part in (resource.configured, resource.applied or {}, resource.used or {}) for name in part]
+
+
+def item_bound(resource: Resource) -> int:
+    """A cheap upper bound of the allocation item's size, so that ordinary reports skip measuring it."""
+    return _ITEM_WITHOUT_NAMES + sum(len(name) + _PER_COMPONENT for name in _component_names(resource))
 
 
 def check_storable(site: str, allocation_id: str, resource: Resource) -> None:
-    """400 `too_large` when the allocation item this report makes could exceed DynamoDB's item limit.
+    """400 `too_large` when the allocation item this report makes could exceed DynamoDB's item limits.
 
-    Measured on the item itself, built from the report with every value the
-    store adds at its largest (a Project, the longest lifecycle, every reason,
-    2^53-1 for revision and version), so the answer depends on the report
-    alone: the same report is refused every time, before anything is read.
+    Limit component names are map keys in the item, so each is an attribute
+    name with its own limit, besides the item's size limit. Measured on the
+    item itself, built from the report with every value the store adds at its
+    largest (a Project, the longest lifecycle, every reason, 2^53-1 for
+    revision and version), so the answer depends on the report alone: the
+    same report is refused every time, before anything is read.
     """
+    # Component names are ASCII (the contract's pattern): characters are bytes.
+    if item_bound(resource) <= MAX_ITEM_BYTES and max(map(len, _component_names(resource))) <= MAX_NAME_BYTES:
+        return
     accepted = decide(site, allocation_id, None, resource, _ANY_PROJECT)
     assert isinstance(accepted, Accepted)  # a first report is always accepted
     record = accepted.record
@@ -52,7 +72,7 @@ def check_storable(site: str, allocation_id: str, resource: Resource) -> None:
         revision=MAX_SAFE_INTEGER,
         version=MAX_SAFE_INTEGER,
     )
-    if stored_size(largest) > MAX_ITEM_BYTES:
+    if not storable(largest):
         raise BadRequest("too_large")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Any
 
 import boto3
@@ -37,7 +37,7 @@ class RoundTripCounter:
     def __init__(self, client: Any) -> None:
         self._lock = threading.Lock()
         self.calls: Counter[str] = Counter()
-        self.capacity: Counter[str] = Counter()
+        self.capacity: defaultdict[str, float] = defaultdict(float)
         client.meta.events.register("before-send.dynamodb", self._on_send)
         client.meta.events.register("after-call.dynamodb", self._on_after_call)
 

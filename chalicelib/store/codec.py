@@ -15,12 +15,13 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
-def to_item(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(v) for k, v in values.items() if v is not None}
-
-
 def to_value(value: Any) -> dict[str, Any]:
-    return _serializer.serialize(value)
+    serialized: dict[str, Any] = _serializer.serialize(value)
+    return serialized
+
+
+def to_item(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: to_value(v) for k, v in values.items() if v is not None}
 
 
 def _plain(value: Any) -> Any:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.errors import Unavailable
-from chalicelib.idempotency import SavedResult, replay_answer, request_key
+from chalicelib.idempotency import SavedResult, replay_answer
 from chalicelib.store.keys import ItemKey, KeyId, key_id
 from chalicelib.store.ops import Item, TransactionCanceled, batch_get, transact
-from chalicelib.store.saved_results import save_result_op, saved_result
+from chalicelib.store.saved_results import request_key, save_result_op, saved_result
 
 MAX_ATTEMPTS = 10
 

@@ -9,9 +9,14 @@ import json
 import time
 from typing import Any
 
-from chalicelib.idempotency import SavedResult, request_key
+from chalicelib.idempotency import SavedResult
 from chalicelib.store.codec import to_item
+from chalicelib.store.keys import ItemKey, key
 from chalicelib.store.schema import TTL_ATTRIBUTE
+
+
+def request_key(site: str, operation: str, request_id: str) -> ItemKey:
+    return key(f"REQ#{site}#{operation}#{request_id}")
 
 
 def saved_result(item: dict[str, Any] | None) -> SavedResult | None:

@@ -24,12 +24,13 @@ from chalicelib.view.intake import ViewIntake, parse_batch
 
 
 def batch_from_message(body: str) -> dict[str, Any]:
-    data = json.loads(body)
+    data: Any = json.loads(body)
     if isinstance(data, dict) and "detail" in data and "detail-type" in data:
         data = data["detail"]
     if isinstance(data, dict) and "events" not in data:
         data = {"events": [data]}
-    return data
+    batch: dict[str, Any] = data  # parse_batch refuses whatever is not an object of events
+    return batch
 
 
 @dataclass

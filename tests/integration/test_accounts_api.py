@@ -11,7 +11,7 @@ import pytest
 from chalicelib.accounts.repository import AccountSetRepository
 from chalicelib.accounts.sets import bucket_of
 from chalicelib.allocations.rules import allocation_id_for
-from chalicelib.idempotency import request_key
+from chalicelib.store.saved_results import request_key
 from tests.support.view_factories import account, accounts_report, allocate
 
 PATH = "/resource-provisioning/{site}/accounts"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.accounts.repository import AccountSetRepository
-from chalicelib.idempotency import request_key
 from chalicelib.runtime import use_services
+from chalicelib.store.saved_results import request_key
 from tests.support.faults import failing, unreachable
 from tests.support.view_factories import account, accounts_report, allocate
 

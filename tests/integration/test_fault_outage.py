@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from chalicelib.idempotency import request_key
+from chalicelib.store.saved_results import request_key
 from loadtest.client import Client
 from loadtest.engine import DUP, GET, REPLAY, REPORT, STALE, WRITE_KINDS, LoadRun, Record, make_plan, verify
 from loadtest.harness import allocation_reader, dynamodb, generate_keys, poll, start_service

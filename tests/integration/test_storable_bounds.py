@@ -19,9 +19,10 @@ from chalicelib.accounts.service import _set_ops, set_fingerprint
 from chalicelib.allocations.rules import allocation_id_for
 from chalicelib.errors import BadRequest
 from chalicelib.http.bodies import MAX_BODY_BYTES
-from chalicelib.idempotency import request_key
 from chalicelib.reports.models import Resource
 from chalicelib.reports.service import check_storable
+from chalicelib.store.saved_results import request_key
+from chalicelib.store.size import MAX_NAME_BYTES
 from tests.integration.helpers import allocation, bind, send
 from tests.support import factories as f
 from tests.support.view_factories import accounts_report, allocate
@@ -53,46 +54,51 @@ def test_a_report_whose_item_cannot_be_stored_is_400_every_time(api, services):
     assert send(api, f.report("small")).status == 200
 
 
-def _largest_storable_name() -> int:
-    """The longest component name (in `configured` and `applied`) that check_storable lets through."""
-    def storable(length: int) -> bool:
-        try:
-            check_storable("k8s", ALLOCATION, Resource.model_validate(f.resource(**huge_limits(length))))
-        except BadRequest:
-            return False
-        return True
+def many_limits(count: int, name_length: int) -> dict[str, dict[str, int]]:
+    """`count` components whose names are `name_length` characters, in `configured` and `applied`."""
+    limits = {f"gpu.{i:02d}" + "a" * (name_length - 6): 1 for i in range(count)}
+    return {"configured": limits, "applied": dict(limits)}
 
-    low, high = 5, 250_000
-    assert storable(low) and not storable(high)
+
+def storable(resource: dict) -> bool:
+    try:
+        check_storable("k8s", ALLOCATION, Resource.model_validate(resource))
+    except BadRequest:
+        return False
+    return True
+
+
+LONGEST_OTHERS = {"nativeScope": "n" * 128, "offeringRef": "o" * 128,
+                  "observedAt": "2026-03-01T10:00:00." + "1" * 1000 + "Z"}
+
+
+def test_the_item_size_bound_is_where_the_store_still_takes_the_item(api, services):
+    bind(api)
+    # 32 components in `configured` and in `applied`, every other field at its longest: the longest names
+    # that still pass are stored, one character more is refused.
+    low, high = 6, MAX_NAME_BYTES
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if storable(middle) else (low, middle)
-    return low
-
-
-def test_the_bound_is_where_the_store_still_takes_the_item(api, services):
-    bind(api)
-    longest = _largest_storable_name()
-    assert longest > 190_000  # two names of that length and everything else fit in one item
-    worst = f.report("edge", **huge_limits(longest), nativeScope="n" * 128, resourceRef="r" * 128,
-                     offeringRef="o" * 128, providerProjectRef="wproj-1",
-                     observedAt="2026-03-01T10:00:00." + "1" * 1000 + "Z")
-    # The longest name passes with short refs; with every other field at its longest it may not:
-    # find the longest that passes with those, and store it.
-    answer = send(api, worst)
-    while answer.status == 400:
-        assert answer.body == {"code": "too_large"}
-        longest -= 64
-        worst["resource"].update(huge_limits(longest))
-        worst["requestId"] = f"edge-{longest}"
-        answer = send(api, worst)
+        low, high = (middle, high) if storable(f.resource(**many_limits(32, middle), **LONGEST_OTHERS)) \
+            else (low, middle)
+    assert 6000 < low < 6300  # two objects of 32 names of that length, about 400,000 bytes
+    answer = send(api, f.report("edge", **many_limits(32, low), **LONGEST_OTHERS))
     assert answer.status == 200, answer.body
     assert allocation(api, answer.body["allocationId"]).status == 200
-    # And a name one character longer in a report otherwise the same is refused.
-    longer = json.loads(json.dumps(worst))
-    longer["resource"].update(huge_limits(longest + 65))
-    longer["requestId"] = "edge-longer"
-    assert send(api, longer).status == 400
+    over = send(api, f.report("over", **many_limits(32, low + 1), **LONGEST_OTHERS))
+    assert (over.status, over.body) == (400, {"code": "too_large"})
+
+
+def test_a_component_name_longer_than_a_store_takes_is_400_however_small_the_item(api, services):
+    bind(api)
+    longest = "gpu." + "a" * (MAX_NAME_BYTES - 4)
+    answer = send(api, f.report("longest", configured={"cpu": 1, longest: 1}, applied={"cpu": 1, longest: 1}))
+    assert answer.status == 200, answer.body
+    for _ in range(2):
+        refused = send(api, f.report("longer", resourceRef="res-2", used={longest + "a": 1}))
+        assert (refused.status, refused.body) == (400, {"code": "too_large"})
+    assert allocation(api, allocation_id_for("k8s", "res-2")).status == 404
+    assert not saved(services, "report", "longer")
 
 
 def _high_entropy_accounts(count: int, observed_at: str) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.store.codec import to_item
-from chalicelib.store.size import MAX_ITEM_BYTES, fits, item_size, value_size
+from chalicelib.store.size import MAX_ITEM_BYTES, MAX_NAME_BYTES, fits, item_size, longest_name, value_size
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,16 @@ def test_the_bound() -> None:
     at_bound = {"pk": {"S": "P"}, "sk": {"S": "-"}, "d": {"S": "x" * filler}}
     assert item_size(at_bound) == MAX_ITEM_BYTES and fits(at_bound)
     assert not fits({**at_bound, "d": {"S": "x" * (filler + 1)}})
+
+
+def test_the_longest_name_counts_map_keys_at_any_depth() -> None:
+    item = {"pk": {"S": "P"}, "configured": {"M": {"gpu.abc": {"N": "1"}}},
+            "l": {"L": [{"M": {"x" * 40: {"M": {"\u00e9" * 30: {"N": "1"}}}}}]}}
+    assert longest_name(item) == 60  # thirty two-byte characters, two levels down in a list
+    assert longest_name({"pk": {"S": "x" * 100}}) == 2  # values are no names
+
+
+def test_a_name_over_the_bound_does_not_fit_in_a_small_item() -> None:
+    base = {"pk": {"S": "P"}, "sk": {"S": "-"}}
+    assert fits({**base, "m": {"M": {"g" * MAX_NAME_BYTES: {"N": "1"}}}})
+    assert not fits({**base, "m": {"M": {"g" * (MAX_NAME_BYTES + 1): {"N": "1"}}}})
