@@ -23,7 +23,9 @@ from chalicelib.placement.handler import placement_blueprint
 from chalicelib.runtime import services
 from chalicelib.view.sqs import consume_event
 
-app = ThreadSafeChalice(app_name="resource-provisioning")
+# configure_logs=False: Chalice would otherwise take over the logger of the same name as Powertools' (its own
+# handler, propagate off, level ERROR) whenever sys.stdout differs from when that logger was made.
+app = ThreadSafeChalice(app_name="resource-provisioning", configure_logs=False)
 
 app.register_blueprint(contract_blueprint)
 app.register_blueprint(operator_blueprint)

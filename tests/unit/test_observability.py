@@ -141,3 +141,26 @@ def test_metrics_off_print_nothing(monkeypatch, capsys, capture):
     for _ in range(150):  # past Powertools' 100-value auto-flush, which ignores the switch
         record_request(operation="report", status=200, latency_ms=1, request=None, params={}, body={})
     assert _emf(capsys.readouterr().out) == []
+
+
+def test_importing_the_app_leaves_the_service_logger_to_powertools():
+    """Chalice configures a logger named after the app (the service's name) unless told not to: its own
+    handler, propagation off and level ERROR, whenever sys.stdout is not the stream Powertools took."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import io, logging, sys\n"
+        "import chalicelib.observability\n"
+        "real, sys.stdout = sys.stdout, io.StringIO()\n"
+        "import app\n"
+        "sys.stdout = real\n"
+        "log = logging.getLogger('resource-provisioning')\n"
+        "print(log.getEffectiveLevel(), log.propagate, len(log.handlers))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    level, propagate, handlers = done.stdout.split()[-3:]
+    assert (int(level), propagate, handlers) == (logging.INFO, "True", "1")
