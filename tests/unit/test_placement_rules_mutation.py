@@ -194,3 +194,27 @@ def test_a_written_provider_carries_the_inventory_version_the_checks_read():
     """The write must fail if the inventory changed since these checks (the store's condition)."""
     decision = decide([write()], providers={RP: provider(inventory_version=4)})
     assert decision.providers[RP].inventory_version == 4
+
+
+# --- providers without inventory: Placement's message and check order --------------------------
+# Upstream `_check_capacity_exceeded` first finds every provider of the request that has inventory
+# for none of the request's classes, and answers InvalidInventory naming all the request's classes
+# (resource class id order) before it checks any amount; only then, allocation by allocation,
+# a missing class, min/max/step and capacity.
+
+def test_a_provider_without_any_requested_class_is_named_with_every_class_of_the_request():
+    providers = {RP: provider(VCPU=Inventory(total=8)), RP2: provider(uuid=RP2, DISK_GB=Inventory(total=8))}
+    err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 1}, RP2: {"MEMORY_MB": 1}})],
+                                  providers=providers))
+    assert err.status == 409
+    assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
+                          f"'{RP2}' invalid.")
+
+
+def test_a_provider_without_inventory_is_reported_before_any_amount_is_checked():
+    providers = {RP: provider(VCPU=Inventory(total=8)), RP2: provider(uuid=RP2, DISK_GB=Inventory(total=8))}
+    err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 100}, RP2: {"MEMORY_MB": 1}})],
+                                  providers=providers))
+    assert err.status == 409
+    assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
+                          f"'{RP2}' invalid.")
