@@ -137,6 +137,7 @@ def decide_allocations(
         for rp, resources in write.allocations.items():
             for rc, amount in resources.items():
                 requested[rp][rc] += amount
+    _check_every_provider_has_inventory(writes, providers)
     for write in writes:
         for rp, resources in write.allocations.items():
             provider = providers[rp]
@@ -185,13 +186,25 @@ def decide_allocations(
     return decision
 
 
+def _check_every_provider_has_inventory(writes: list[ConsumerWrite],
+                                        providers: Mapping[str, Provider | None]) -> None:
+    """As Placement, before any amount: a provider with inventory of none of the request's classes (all
+    consumers, all providers) is refused naming every class the request asks for."""
+    classes = {rc for write in writes for resources in write.allocations.values() for rc in resources}
+    named = {rp for write in writes for rp in write.allocations}
+    missing = sorted(rp for rp in named if not _has_any(providers[rp], classes))
+    if missing:
+        raise errors.conflict(
+            f"Unable to allocate inventory: Inventory for '{', '.join(class_order(classes))}' on resource "
+            f"provider '{', '.join(missing)}' invalid.")
+
+
+def _has_any(provider: Provider | None, classes: set[str]) -> bool:
+    return provider is not None and any(rc in provider.inventories for rc in classes)
+
+
 def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[str, int],
                requested_all: Mapping[str, int]) -> None:
-    if not any(rc in provider.inventories for rc in resources):
-        classes = ", ".join(class_order(resources))
-        raise errors.conflict(
-            f"Unable to allocate inventory: Inventory for '{classes}' on resource provider "
-            f"'{provider.uuid}' invalid.")
     for rc, amount in resources.items():
         inventory = provider.inventories.get(rc)
         if inventory is None:
