@@ -218,3 +218,20 @@ def test_a_provider_without_inventory_is_reported_before_any_amount_is_checked()
     assert err.status == 409
     assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
                           f"'{RP2}' invalid.")
+
+
+def test_every_provider_without_inventory_is_named():
+    """Upstream joins the missing providers with ', ' (we sort them, so the text is deterministic)."""
+    providers = {RP: provider(DISK_GB=Inventory(total=8)), RP2: provider(uuid=RP2, DISK_GB=Inventory(total=8))}
+    err = error_of(lambda: decide([write(allocations={RP2: {"VCPU": 1}, RP: {"VCPU": 1}})], providers=providers))
+    assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU' on resource provider "
+                          f"'{RP}, {RP2}' invalid.")
+
+
+def test_a_rewrite_that_keeps_the_same_overage_is_accepted():
+    """Placement 16.0.0 (`_check_capacity_exceeded`): over capacity is allowed when the result is no worse,
+    i.e. `used + amount_needed_all <= prev_used`: the same amount again is no worse."""
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 6}})
+    shrunk = provider(usages={"VCPU": 6}, VCPU=Inventory(total=4))
+    same = decide([write(allocations={RP: {"VCPU": 6}})], consumers={C1: old}, providers={RP: shrunk})
+    assert same.consumers[C1] is not None and same.consumers[C1].allocations == {RP: {"VCPU": 6}}
