@@ -81,6 +81,7 @@ def test_derive_status_at_its_boundaries(fields: dict[str, Any], expected: str) 
         ({"status": "planned", "confirm_by": LATER - 1, "confirmed_at": None}, None),
         ({"status": "guaranteed"}, None),
         ({"status": "Confirmed"}, rules.UNKNOWN_STATUS),
+        ({"uuid": "9B1C2D3E-AAAA-4BBB-8CCC-0123456789AB"}, rules.INVALID_UUID),
     ],
 )
 def test_select_reason_or_selection(fields: dict[str, Any], reason: str | None) -> None:
@@ -288,6 +289,27 @@ def test_a_terminal_commitment_releases_our_consumer_without_a_record() -> None:
     assert decision.placement == rules.PlacementChange("delete", C.uuid, "p1", SYNCER_USER, {}, 4)
 
 
+@pytest.mark.parametrize(
+    ("case", "fields", "matched", "flavor", "reason"),
+    [
+        ("waiting after held", {"status": "pending", "confirmed_at": None}, 0, SMALL, "pending_after_held"),
+        ("fully used", {}, 2, SMALL, rules.FULLY_USED),
+        ("nothing to hold", {"resource_name": "instances_zero"}, 0, ZERO, rules.NOTHING_TO_HOLD),
+        ("superseded", {"status": "superseded"}, 0, SMALL, "superseded"),
+    ],
+)
+def test_a_release_after_a_transfer_deletes_our_consumer_on_the_recorded_project(
+        case: str, fields: dict[str, Any], matched: int, flavor: Flavor, reason: str) -> None:
+    # The commitment moved whole from p1 to p2; our consumer is still on p1, where our record says it is.
+    c = commitment(7, amount=2, **fields)
+    item = rules.Selected(c, P2, flavor, rules.derive_status(c, NOW))
+    decision = rules.decide_present(item, matched, HELD_A, MINE_A, [pool("a")])
+    assert decision.record is not None
+    assert (decision.record.status, decision.record.reason, decision.record.project_id) == (
+        "released", reason, "p2"), case
+    assert decision.placement == rules.PlacementChange("delete", c.uuid, "p1", SYNCER_USER, {}, 4), case
+
+
 def test_the_record_of_a_held_commitment_in_full() -> None:
     c = commitment(9, amount=5, availability_zone="az1", expires_at=LATER + 7)
     project = P1.model_copy(update={"domain_id": "d9"})
@@ -339,7 +361,8 @@ def test_a_consumer_on_the_old_project_without_a_held_record_is_not_adopted() ->
 
 
 def test_a_consumer_on_two_pools_is_not_adopted_but_ours_is_rewritten() -> None:
-    split = ours({"a": SMALL_NEED, "b": SMALL_NEED}, generation=6)
+    # Listed "b" first: neither of its two pools is the current one, so the first by name is chosen.
+    split = ours({"b": SMALL_NEED, "a": SMALL_NEED}, generation=6)
     # Not what we would write: without our record it is someone's, left alone.
     stranger = rules.decide_present(selected(C), 0, None, split, [pool("a"), pool("b")])
     assert stranger.record is not None
@@ -444,6 +467,13 @@ def test_a_pass_counts_commitments_skips_and_malformed() -> None:
     assert plan.commitments == 3
     assert plan.skipped == Counter({rules.MALFORMED: 3, rules.NOT_INSTANCES: 1, rules.NOT_COMPUTE: 1})
     assert set(plan.decisions) == {commitment(1).uuid}
+
+
+def test_skips_of_one_reason_add_up() -> None:
+    snap = snapshot({"p1": [commitment(1, resource_name="instances_gone"), commitment(2, resource_name="instances_x")],
+                     "p2": [commitment(3, resource_name="instances_y")]}, malformed=1)
+    plan = rules.plan_pass(snap, {}, {}, [pool("a")], NOW)
+    assert plan.skipped == Counter({rules.UNKNOWN_FLAVOR: 3, rules.MALFORMED: 1})
 
 
 def test_a_skipped_commitment_is_not_missing() -> None:
