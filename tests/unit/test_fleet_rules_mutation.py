@@ -490,3 +490,54 @@ def test_an_archived_pool_archived_again_in_full():
     assert planned.calls == [{"method": "compute.pools.archive", "input": {"id": POOL_ID}}]
     assert planned.summary == {"create": 0, "update": 0, "delete": 0, "archive": 1, "unchanged": 1, "blocked": 0}
     assert rules.plan(state, doc(providerAccounts=[account()]), True).calls == []
+
+
+# --- ids stay what they were: applied objects are found again by the id their name derives -------------
+
+
+def test_ids_are_the_ones_docs_fleet_md_shows_for_tenant_acme():
+    # docs/fleet.md's worked example (tenant acme): account "main" and pool "gpu". Stored objects keep
+    # these ids, so a change of derivation would make a repeated apply create everything twice.
+    assert object_id("acme", "providerAccounts", "main") == "9984db39-2a73-5399-8916-20b96cd5ec93"
+    assert object_id("acme", "pools", "gpu") == "71b7b0ff-26f8-5a0e-9120-f9079088033f"
+    assert quota_id("acme", "team-b", POOL_ID) == object_id("acme", "ownerQuotas", f"team-b@{POOL_ID}")
+
+
+# --- nameless objects, archived objects, unresolved quotas ------------------------------------------------
+
+
+def test_objects_referring_to_a_nameless_pool_by_its_id_plan_as_a_no_op():
+    state = applied(doc(providerAccounts=[account()]))
+    state = call(state, "pools.create", {k: v for k, v in {**pool(), "account": ACCOUNT_ID}.items() if k != "name"})
+    [nameless] = state.of("pools").values()
+    state = call(state, "flavors.create", {"name": "f", "pool": nameless.id, "resources": {"VCPU": 1},
+                                           "description": ""})
+    state = call(state, "ownerQuotas.set", {"owner": "team-b", "pool": nameless.id, "limits": {}})
+    exported = rules.export(state)
+    assert [p["name"] for p in exported["pools"]] == [nameless.id]
+    assert exported["flavors"][0]["pool"] == nameless.id
+    assert exported["ownerQuotas"] == [{"owner": "team-b", "pool": nameless.id, "limits": {}}]
+    for prune in (False, True):
+        planned = rules.plan(state, FleetDocument.model_validate(exported), prune)
+        assert (planned.calls, planned.changes, planned.blocked) == ([], [], [])
+    changed = {**exported, "flavors": [flavor("f", nameless.id, {"VCPU": 2})]}
+    planned = rules.plan(state, FleetDocument.model_validate(changed), False)
+    assert planned.calls == [{"method": "compute.flavors.update",
+                              "input": {"id": oid("flavors", "f"), "resources": {"VCPU": 2}}}]
+
+
+def test_a_document_naming_an_archived_flavor_is_a_blocked_update():
+    state = applied(BASE)
+    state = call(state, "flavors.archive", {"id": oid("flavors", "f")})
+    planned = rules.plan(state, doc(flavors=[flavor()]), False)
+    assert planned.changes == [{"op": "update", "kind": "flavors", "name": "f", "id": oid("flavors", "f"),
+                                "fields": [], "before": flavor(), "after": flavor(), "blocked": "archived"}]
+    assert planned.blocked == [{"kind": "flavors", "name": "f", "reason": "archived", "field": "name"}]
+    assert planned.calls == []
+
+
+def test_a_quota_on_an_unknown_pool_has_no_id():
+    planned = rules.plan(empty_state(TENANT, SITES), doc(ownerQuotas=[quota(pool="nope")]), False)
+    assert planned.changes == [{"op": "create", "kind": "ownerQuotas", "name": "team-b@nope", "id": None,
+                                "fields": ["owner", "pool", "limits"], "before": None, "after": quota(pool="nope"),
+                                "blocked": "unknown_reference"}]
