@@ -23,7 +23,7 @@ STRICT_MODEL = ConfigDict(extra="forbid", strict=True, populate_by_name=True, fr
 SITES = ("k8s", "slurm")
 
 
-def _pattern(regex: str, error: str = "pattern") -> Any:
+def _pattern(regex: str, error: str = "pattern") -> Any:  # pragma: no mutate block (runs at import: docs/mutation.md)
     compiled = re.compile(regex, re.ASCII)
 
     def check(value: str) -> str:
