@@ -16,27 +16,23 @@ and the process's peak RSS (the bench process is the pass: what a Lambda of that
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import requests
 
-from bench.commitments_fetch import scenario
+from bench.commitments_fetch import fake_cloud
 from chalicelib.auth.principals import Principal
 from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.pools import FleetPoolSource
 from chalicelib.commitments.service import SyncSettings, sync
-from chalicelib.commitments.upstream import OpenStackClient, OpenStackConfig
+from chalicelib.commitments.upstream import OpenStackClient
 from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, POOLS
 from chalicelib.fleet.service import module_method
@@ -104,16 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     _pools(services)
     dynamodb = _count_calls(services.client)
     failed = False
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "scenario.json"
-        path.write_text(json.dumps(scenario(args.projects, args.commitments, args.latency_ms)))
-        fake = subprocess.Popen([sys.executable, "-m", "fakes.openstack", "--scenario", str(path)],
-                                stdout=subprocess.PIPE, text=True)
-        try:
-            assert fake.stdout is not None
-            url = fake.stdout.readline().split("listening on ")[1].split()[0]
-            config = OpenStackConfig(auth_url=f"{url}/v3", username="bench", password="bench-password",
-                                     project_name="cloud_admin", concurrency=args.concurrency)
+    try:
+        with fake_cloud(args.projects, args.commitments, args.latency_ms, args.concurrency) as (url, config):
             print(f"commitment sync: {args.projects:,} projects, {args.commitments:,} commitments, "
                   f"{args.latency_ms} ms per upstream call, concurrency {args.concurrency}; store "
                   f"{'DynamoDB Local/moto (devkit/stores.py)' if store else endpoint_from_env()}")
@@ -143,11 +131,9 @@ def main(argv: list[str] | None = None) -> int:
                 if number == 2 and counts["writes"] != 0:
                     print("  FAIL: the second pass wrote something")
                     failed = True
-        finally:
-            fake.terminate()
-            fake.wait(timeout=30)
-            if store is not None:
-                store.stop()
+    finally:
+        if store is not None:
+            store.stop()
     print(f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     return 1 if failed else 0
 

@@ -13,6 +13,7 @@ what perfect overlap would cost), the ratio to it, and the client process's peak
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,25 @@ def scenario(projects: int, commitments: int, latency_ms: int) -> dict[str, Any]
             "page_size": {"projects": 1000, "flavors": 25}, "latency_ms": latency_ms}
 
 
+@contextlib.contextmanager
+def fake_cloud(projects: int, commitments: int, latency_ms: int,
+               concurrency: int) -> Iterator[tuple[str, OpenStackConfig]]:
+    """The fake OpenStack in its own process with a generated scenario: its URL and a client config for it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scenario.json"
+        path.write_text(json.dumps(scenario(projects, commitments, latency_ms)))
+        fake = subprocess.Popen([sys.executable, "-m", "fakes.openstack", "--scenario", str(path)],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert fake.stdout is not None
+            url = fake.stdout.readline().split("listening on ")[1].split()[0]
+            yield url, OpenStackConfig(auth_url=f"{url}/v3", username="bench", password="bench-password",
+                                       project_name="cloud_admin", concurrency=concurrency)
+        finally:
+            fake.terminate()
+            fake.wait(timeout=30)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.commitments_fetch", description=__doc__)
     parser.add_argument("--projects", type=int, default=10_000)
@@ -67,23 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "scenario.json"
-        path.write_text(json.dumps(scenario(args.projects, args.commitments, args.latency_ms)))
-        fake = subprocess.Popen([sys.executable, "-m", "fakes.openstack", "--scenario", str(path)],
-                                stdout=subprocess.PIPE, text=True)
-        try:
-            assert fake.stdout is not None
-            url = fake.stdout.readline().split("listening on ")[1].split()[0]
-            config = OpenStackConfig(auth_url=f"{url}/v3", username="bench", password="bench-password",
-                                     project_name="cloud_admin", concurrency=args.concurrency)
-            started, cpu_started = time.perf_counter(), time.process_time()
-            snapshot = OpenStackClient(config).fetch()
-            wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-            stats = requests.get(f"{url}/_fake/stats", timeout=10).json()
-        finally:
-            fake.terminate()
-            fake.wait(timeout=30)
+    with fake_cloud(args.projects, args.commitments, args.latency_ms, args.concurrency) as (url, config):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        snapshot = OpenStackClient(config).fetch()
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        stats = requests.get(f"{url}/_fake/stats", timeout=10).json()
 
     calls = stats["calls"]
     total = sum(calls.values())
