@@ -1,1 +1,1 @@
-"""Bearer keys: one or more per Site (rotation) and the service key for `/api/...` routes."""
+"""Principals and grants: Site, service and Placement keys, tenant tokens, one authenticator for every family."""

@@ -1,1 +1,1 @@
-"""The HTTP adapter: JSON bodies, responses, authentication and the route table's dispatch."""
+"""The HTTP adapter: the API-family framework (route tables, credentials, errors) and each family's conventions."""
