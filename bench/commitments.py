@@ -21,44 +21,26 @@ import resource
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from typing import Any
 
 import requests
 
 from bench.commitments_fetch import fake_cloud
+from bench.store import bench_services
 from chalicelib.auth.principals import Principal
-from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.pools import FleetPoolSource
 from chalicelib.commitments.service import SyncSettings, sync
 from chalicelib.commitments.upstream import OpenStackClient
-from chalicelib.config import Settings, endpoint_from_env
+from chalicelib.config import endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, POOLS
 from chalicelib.fleet.service import module_method
 from chalicelib.observability import logger
-from chalicelib.runtime import Services, build_services
-from chalicelib.store.schema import ensure_table
+from chalicelib.runtime import Services
 
 TENANT = "openstack"
 GOALS = {1: 90.0, 2: 30.0}
 PEAK_GOAL_MB = 512
-
-
-def _store() -> tuple[Services, Any]:
-    use_local_credentials()
-    store = None
-    if not endpoint_from_env():
-        from devkit.stores import start_store
-
-        store = start_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
-    base = Settings.from_env()
-    overrides = store.settings if store is not None else {}
-    settings = Settings(**{**base.__dict__, **overrides, "table_name": f"rp-bench-{uuid.uuid4().hex[:8]}"})
-    services = build_services(settings)
-    ensure_table(services.client, settings.table_name)
-    return services, store
 
 
 def _pools(services: Services) -> None:
@@ -96,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     logger.setLevel(os.environ.get("RP_LOG_LEVEL") or "WARNING")  # the run line per pass is printed below
 
-    services, store = _store()
+    services, store = bench_services()
     _pools(services)
     dynamodb = _count_calls(services.client)
     failed = False

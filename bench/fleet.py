@@ -19,15 +19,13 @@ per operation (botocore hooks, retries included).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 import uuid
 from typing import Any
 
+from bench.store import bench_services
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.cli import use_local_credentials
-from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, FLAVORS, POOLS, FleetObject, object_id
 from chalicelib.fleet.store import MAX_TRANSACTION_ITEMS, object_item
 from chalicelib.runtime import Services, build_services, use_services
@@ -157,19 +155,8 @@ def export(services: Services) -> list[str]:
 
 
 def main() -> int:
-    use_local_credentials()
-    store = None
-    if not endpoint_from_env():
-        from tests.support.stores import start_store
-
-        store = start_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("RP_LOG_LEVEL", "WARNING")
-    base = Settings.from_env()
-    overrides = store.settings if store is not None else {}
-    settings = Settings(**{**base.__dict__, **overrides, "table_name": f"rp-bench-{uuid.uuid4().hex[:8]}"})
-    services = build_services(settings)
+    services, store = bench_services()
+    settings = services.settings
     try:
         print(f"store: {settings.endpoint_url} ({store.kind if store else 'external'})\n")
         for line in [*largest(services), "", *export(services)]:

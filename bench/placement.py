@@ -2,8 +2,8 @@
 
 Sides:
 - the real Placement 16.0.0 (the PyPI wheel in its own venv, sqlite, noauth2, waitress with 8
-  threads, mounted at /placement; tests/placement_conformance/reference.py);
-- ours: `make run`'s server on DynamoDB Local (tests/placement_conformance/service.py).
+  threads, mounted at /placement; devkit/placement/reference.py);
+- ours: `make run`'s server on DynamoDB Local (devkit/placement/service.py).
 
 Both get the same setup through the API (providers with ample VCPU and MEMORY_MB inventory) and
 the same requests from the same client (http.client, one keep-alive connection per thread). The
@@ -45,9 +45,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from chalicelib.cli import use_local_credentials
-from tests.placement_conformance.reference import ReferencePlacement
-from tests.placement_conformance.service import start_placement_service
-from tests.support.stores import describe_selection, start_store
+from devkit.placement.reference import ReferencePlacement
+from devkit.placement.service import start_placement_service
+from devkit.stores import describe_selection, start_store
 
 N = int(os.environ.get("BENCH_PLACEMENT_N", "400"))
 THREADS = int(os.environ.get("BENCH_PLACEMENT_THREADS", "8"))
@@ -325,7 +325,7 @@ def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, floa
     BatchGetItem of `batch_keys` existing items, then one transaction with the same actions as ours
     (each Update/ConditionCheck on an existing item, each Put a new item, all conditional)."""
     from chalicelib.store.schema import ensure_table
-    from tests.placement_conformance.service import store_client
+    from devkit.placement.service import store_client
 
     client, table = store_client(store_endpoint), f"bench-floor-{uuid.uuid4().hex[:8]}"
     ensure_table(client, table)

@@ -16,16 +16,13 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
+from bench.store import bench_services
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.cli import use_local_credentials
-from chalicelib.config import Settings, endpoint_from_env
-from chalicelib.runtime import Services, build_services, use_services
+from chalicelib.runtime import Services, use_services
 from chalicelib.store.codec import key, to_item
-from chalicelib.store.schema import ensure_table
 
 PROJECT = "11111111-1111-4111-8111-111111111111"
 
@@ -106,22 +103,8 @@ def steady_vs_floor(bench: Bench, n: int) -> tuple[dict[str, Any], dict[str, Any
 
 def main() -> int:
     n = int(os.environ.get("BENCH_REPORTS", "400"))
-    use_local_credentials()
-    store = None
-    if not endpoint_from_env():
-        # The integration tier's store (RP_TEST_STORE; DynamoDB Local where Java is, else moto):
-        # DynamoDB Local reports capacity the way DynamoDB bills it, moto does not.
-        from devkit.stores import start_store
-
-        store = start_store()
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = store.endpoint
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("RP_LOG_LEVEL", "WARNING")
-    base = Settings.from_env()
-    overrides = store.settings if store is not None else {}
-    settings = Settings(**{**base.__dict__, **overrides, "table_name": f"rp-bench-{uuid.uuid4().hex[:8]}"})
-    services = build_services(settings)
-    ensure_table(services.client, settings.table_name)
+    services, store = bench_services()
+    settings = services.settings
     use_services(services)
 
     from app import app

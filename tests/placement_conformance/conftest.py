@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.placement_conformance.service import PlacementService, start_placement_service
+from devkit.placement.service import PlacementService, start_placement_service
 from tests.support.stores import StoreServer
 
 

@@ -23,7 +23,8 @@ from gabbi import handlers, suitemaker, utils
 from gabbi.case import HTTPTestCase
 from gabbi.fixture import GabbiFixture
 
-from tests.placement_conformance import fixtures, upstream
+from devkit.placement import upstream
+from tests.placement_conformance import fixtures
 
 UPSTREAM_TOKEN = "admin"
 

@@ -10,9 +10,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.placement_conformance import driver, upstream
+from devkit.placement import upstream
+from devkit.placement.reference import ReferencePlacement
+from tests.placement_conformance import driver
 from tests.placement_conformance.fixtures import Target
-from tests.placement_conformance.reference import ReferencePlacement
 
 NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
 

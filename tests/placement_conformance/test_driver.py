@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.placement_conformance import driver, upstream
+from devkit.placement import upstream
+from tests.placement_conformance import driver
 
 KEY = "rp_test-key"
 

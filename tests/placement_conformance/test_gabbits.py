@@ -1,6 +1,6 @@
 """Placement 16.0.0's own functional tests (gabbits) against our service, one pytest test each.
 
-The YAML comes from the PyPI wheel at test time (tests/placement_conformance/upstream.py); the
+The YAML comes from the PyPI wheel at test time (devkit/placement/upstream.py); the
 files, the skip list and why are in docs/placement-conformance.md. RP_GABBITS_REPORT=<path>
 writes a Markdown list of the failures there at the end of the run.
 """
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.placement_conformance import driver, upstream
+from devkit.placement import upstream
+from devkit.placement.service import PlacementService
+from tests.placement_conformance import driver
 from tests.placement_conformance.fixtures import Target, use_target
-from tests.placement_conformance.service import PlacementService
 
 DIRECTORY = upstream.gabbits_dir()
 GABBITS = driver.collect(DIRECTORY)

@@ -19,7 +19,7 @@ from typing import Any
 import openstack
 import pytest
 
-from tests.placement_conformance.service import PlacementService
+from devkit.placement.service import PlacementService
 
 OPENSTACK = Path(sys.executable).with_name("openstack")
 VERSION_DOCUMENT = {"versions": [{"id": "v1.0", "max_version": "1.28", "min_version": "1.0", "status": "CURRENT",

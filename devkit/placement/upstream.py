@@ -85,7 +85,7 @@ def wheel() -> Path:
     if not path.is_file() or _sha256(path) != WHEEL_SHA256:
         scratch = CACHE / f"wheel.{os.getpid()}.tmp"
         shutil.rmtree(scratch, ignore_errors=True)
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: S603 - this python's pip, fixed arguments
             [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
              f"openstack-placement=={PLACEMENT_VERSION}", "--only-binary=:all:", "-d", str(scratch)],
             capture_output=True, text=True, check=False, timeout=300,

@@ -65,7 +65,7 @@ def start_server(store_endpoint: str, table: str, env: dict[str, str] | None = N
         AWS_DEFAULT_REGION=environment.get("AWS_DEFAULT_REGION", "us-east-1"),
         **(env or {}),
     )
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: S603 - this python, our own server module
         [sys.executable, "-m", SERVER_MODULE], cwd=ROOT, env=environment, text=True,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
@@ -94,7 +94,7 @@ def store_client(endpoint: str) -> Any:
     """A plain boto3 client for the harness's own table work (creating, reset)."""
     return boto3.session.Session().client(
         "dynamodb", endpoint_url=endpoint, region_name="us-east-1",
-        aws_access_key_id="local", aws_secret_access_key="local",  # the emulator's
+        aws_access_key_id="local", aws_secret_access_key="local",  # noqa: S106 - any for an emulator
         config=Config(retries={"max_attempts": 3, "mode": "standard"}),
     )
 

@@ -19,7 +19,7 @@ import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.placement_conformance.upstream import CACHE, PLACEMENT_VERSION
+from devkit.placement.upstream import CACHE, PLACEMENT_VERSION
 
 VENV = CACHE / "reference-venv"
 # The wheel under test and the WSGI server that runs it (its other dependencies: pip's resolution).
@@ -46,7 +46,7 @@ def python() -> Path:
     if not marker.is_file() or marker.read_text() != wanted:
         shutil.rmtree(VENV, ignore_errors=True)
         venv.create(VENV, with_pip=True)
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: S603 - our own venv's pip, fixed arguments
             [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              *REQUIREMENTS], capture_output=True, text=True, check=False, timeout=900,
         )
@@ -76,7 +76,7 @@ class ReferencePlacement:
         db.unlink(missing_ok=True)
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "placement.conf").write_text(CONFIG.format(db=db))
-        self.process = subprocess.Popen(
+        self.process = subprocess.Popen(  # noqa: S603 - our venv's python and our script
             [str(python()), str(SCRIPT), str(self.workdir), self.prefix, str(port), str(self.threads)],
             text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={k: v for k, v in os.environ.items() if not k.startswith("OS_")},
