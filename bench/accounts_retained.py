@@ -41,7 +41,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.auth.principals import principal_for
 from chalicelib.retained.keys import list_chunk_key
 from chalicelib.retained.materialized import read_state
 from chalicelib.runtime import Services, build_services, use_services

@@ -13,7 +13,8 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.auth.principals import principal_for
 
 # principal target (chalicelib.auth.keys.principal_for) -> the variable carrying its key
 KEY_VARIABLES: dict[str, str] = {

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.auth.keys import generate_key, hash_key, principal_for
+from chalicelib.auth.keys import generate_key, hash_key
+from chalicelib.auth.principals import principal_for
 from chalicelib.config import Settings
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.schema import ensure_table

@@ -12,10 +12,6 @@ import hashlib
 import hmac
 import secrets
 
-from chalicelib.auth.principals import principal_for
-
-__all__ = ["generate_key", "hash_key", "principal_for", "same_hash"]
-
 
 def generate_key() -> str:
     return "rp_" + secrets.token_urlsafe(32)

@@ -8,9 +8,10 @@ import uuid as uuidlib
 
 from chalicelib import errors as service_errors
 from chalicelib.auth.credentials import AmbiguousCredential, header_token
+from chalicelib.auth.principals import Principal
+from chalicelib.http.family import Family, Forbidden, Reply, Request
 from chalicelib.placement import microversion
 from chalicelib.placement.errors import PlacementError, error_body
-from chalicelib.placement.framework import Family, Forbidden, Principal, Reply, Request
 
 logger = logging.getLogger(__name__)
 

@@ -5,6 +5,8 @@ app.py registers it: `app.register_blueprint(placement_blueprint)`.
 
 from __future__ import annotations
 
+from chalicelib.auth.principals import PLACEMENT_GRANT
+from chalicelib.http.family import Route, build_blueprint
 from chalicelib.placement import (
     allocations,
     inventories,
@@ -15,7 +17,6 @@ from chalicelib.placement import (
     usages,
 )
 from chalicelib.placement.family import PlacementFamily
-from chalicelib.placement.framework import PLACEMENT_GRANT, Route, build_blueprint
 
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"

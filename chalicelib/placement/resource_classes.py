@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, web
 from chalicelib.placement.classes import STANDARD
 from chalicelib.placement.deps import placement
-from chalicelib.placement.framework import Reply, Request
 from chalicelib.placement.schemas import resource_class as schema
 
 

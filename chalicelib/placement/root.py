@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.http.family import Reply, Request
 from chalicelib.placement import microversion, web
-from chalicelib.placement.framework import Reply, Request
 
 
 def home(_svc: Any, request: Request) -> Reply:

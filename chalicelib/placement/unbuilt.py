@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors
-from chalicelib.placement.framework import Reply, Request
 
 PATHS = (
     "/placement/traits",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, web
 from chalicelib.placement.deps import placement
-from chalicelib.placement.framework import Reply, Request
 from chalicelib.placement.schemas import usage as schema
 
 

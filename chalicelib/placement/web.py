@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
+from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, microversion
-from chalicelib.placement.framework import Reply, Request
 
 PREFIX = "/placement"
 JSON = "application/json"
