@@ -62,10 +62,10 @@ test-integration: setup test-store
 	$(PY) -m pytest tests/integration
 
 bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
-	RP_LOG_LEVEL=$${RP_LOG_LEVEL:-WARNING} $(PY) -m bench.run
+	$(PY) -m bench.run
 
 bench-fleet: setup test-store ## fleet: plan/apply of the largest one-transaction document, export at 10,000 objects
-	RP_LOG_LEVEL=$${RP_LOG_LEVEL:-WARNING} $(PY) -m bench.fleet
+	$(PY) -m bench.fleet
 
 bench-commitments: setup test-store ## two sync passes: 10,000 projects / 2,000 commitments, fake OpenStack at 20 ms per call
 	$(PY) -m bench.commitments

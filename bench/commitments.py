@@ -35,7 +35,6 @@ from chalicelib.commitments.upstream import OpenStackClient
 from chalicelib.config import endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, POOLS
 from chalicelib.fleet.service import module_method
-from chalicelib.observability import logger
 from chalicelib.runtime import Services
 
 TENANT = "openstack"
@@ -75,9 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args(argv)
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    logger.setLevel(os.environ.get("RP_LOG_LEVEL") or "WARNING")  # the run line per pass is printed below
-
     services, store = bench_services()
     _pools(services)
     dynamodb = _count_calls(services.client)
