@@ -13,21 +13,16 @@ consistent), and each view entity is one unit (they are far below 4 KB).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from chalicelib.errors import Unavailable
 from chalicelib.retained.rules import Item, Project, SiteBinding
-from chalicelib.store.codec import from_item
-from chalicelib.store.errors import store_errors
+from chalicelib.store.ops import batch_get, query_pages
 from chalicelib.view.keys import accepted_item_key, membership_key, party_site_binding_key, project_key
 
-_BATCH_KEYS = 100
 _WORKERS = 8
-_MAX_UNPROCESSED_ROUNDS = 8
 
-# The attributes the rules need; `pk` tells the BatchGet answers apart.
-_VIEW_PROJECTION = "pk, #st, managementGeneration, bindingId, generation"
+# The attributes the rules need; `pk` and `sk` tell the BatchGet answers apart.
+_VIEW_PROJECTION = "pk, sk, #st, managementGeneration, bindingId, generation"
 _ITEM_PROJECTION = "projectId, partyId, generation, managementGeneration"
 # Items per Query page: bounds each call's work (an emulator serializing a full 1 MB page can
 # outlast the client's read timeout); in DynamoDB it only splits the same read units over more calls.
@@ -36,55 +31,19 @@ _PAGE_ITEMS = 2000
 
 def query_required_items(client: Any, table: str, site: str) -> list[Item]:
     partition = accepted_item_key(site, "-")["pk"]["S"]
-    items: list[Item] = []
-    kwargs: dict[str, Any] = {}
-    while True:
-        with store_errors():
-            page = client.query(
-                TableName=table, KeyConditionExpression="pk = :p", ConsistentRead=True,
-                FilterExpression="#rq = :t", ProjectionExpression=_ITEM_PROJECTION,
-                ExpressionAttributeNames={"#rq": "required"},
-                ExpressionAttributeValues={":p": {"S": partition}, ":t": {"BOOL": True}},
-                Limit=_PAGE_ITEMS, ReturnConsumedCapacity="TOTAL", **kwargs,
-            )
-        for raw in page.get("Items", []):
-            values = from_item(raw) or {}
-            items.append(Item(values["projectId"], values["partyId"], int(values["generation"]),
-                              int(values["managementGeneration"]), required=True))
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
-
-
-def _batch(client: Any, table: str, keys: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    pending: dict[str, Any] = {"Keys": keys, "ConsistentRead": True, "ProjectionExpression": _VIEW_PROJECTION,
-                               "ExpressionAttributeNames": {"#st": "state"}}
-    for _ in range(_MAX_UNPROCESSED_ROUNDS):
-        with store_errors():
-            response = client.batch_get_item(RequestItems={table: pending}, ReturnConsumedCapacity="TOTAL")
-        for raw in response.get("Responses", {}).get(table, []):
-            values = from_item(raw) or {}
-            found[values["pk"]] = values
-        unprocessed = response.get("UnprocessedKeys", {}).get(table)
-        if not unprocessed:
-            return found
-        pending = unprocessed
-    raise Unavailable()
+    pages = query_pages(
+        client, table, KeyConditionExpression="pk = :p", FilterExpression="#rq = :t",
+        ProjectionExpression=_ITEM_PROJECTION, ExpressionAttributeNames={"#rq": "required"},
+        ExpressionAttributeValues={":p": {"S": partition}, ":t": {"BOOL": True}}, Limit=_PAGE_ITEMS,
+    )
+    return [Item(v["projectId"], v["partyId"], int(v["generation"]), int(v["managementGeneration"]), required=True)
+            for page in pages for v in page]
 
 
 def batch_get_all(client: Any, table: str, keys: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Consistent reads of any number of keys, by pk, 100 per call, calls in parallel."""
-    chunks = [keys[i:i + _BATCH_KEYS] for i in range(0, len(keys), _BATCH_KEYS)]
-    found: dict[str, dict[str, Any]] = {}
-    if len(chunks) <= 1:
-        for chunk in chunks:
-            found.update(_batch(client, table, chunk))
-        return found
-    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(chunks))) as pool:
-        for part in pool.map(lambda chunk: _batch(client, table, chunk), chunks):
-            found.update(part)
-    return found
+    """Consistent reads of any number of view entities, by pk (their sk is always "-"), calls in parallel."""
+    found = batch_get(client, table, keys, projection=_VIEW_PROJECTION, names={"#st": "state"}, workers=_WORKERS)
+    return {pk: values for (pk, _sk), values in found.items()}
 
 
 def read_view(
