@@ -30,14 +30,12 @@ from typing import Any
 from chalicelib.placement import errors
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import AllocationDecision, ProviderChange
-from chalicelib.store.codec import from_item, key, to_item, to_value
-from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import batch_get, transact
+from chalicelib.store.codec import key, to_item, to_value
+from chalicelib.store.ops import batch_get, get_item, query_all, transact
 
 PROVIDER_INDEX_PK = "PLRP"
 MAX_TRANSACTION_ITEMS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
-_BATCH = 100
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -127,27 +125,14 @@ class PlacementStore:
     # --- reads ---------------------------------------------------------------------------------
 
     def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
-        with store_errors():
-            raw = self._client.get_item(TableName=self._table, Key=item_key, ConsistentRead=True).get("Item")
-        return from_item(raw)
+        return get_item(self._client, self._table, item_key)
 
     def _batch(self, keys: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        unique = list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values())
-        for start in range(0, len(unique), _BATCH):
-            found.update(batch_get(self._client, self._table, unique[start:start + _BATCH]))
-        return found
+        # BatchGetItem refuses a key given twice (e.g. one provider named by several consumers of a POST).
+        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()))
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs["TableName"] = self._table
-        with store_errors():
-            while True:
-                page = self._client.query(**kwargs)
-                items.extend(from_item(i) or {} for i in page.get("Items", []))
-                if "LastEvaluatedKey" not in page:
-                    return items
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(self._client, self._table, **kwargs)
 
     def provider(self, uuid: str) -> Provider | None:
         item = self._get(provider_key(uuid))
@@ -164,7 +149,7 @@ class PlacementStore:
     def provider_uuids(self) -> list[str]:
         """Every provider's uuid: one Query on the sparse, keys-only gsi1 (no Scan)."""
         items = self._query(
-            IndexName="gsi1", KeyConditionExpression="gsi1pk = :pk",
+            IndexName="gsi1", ConsistentRead=False, KeyConditionExpression="gsi1pk = :pk",
             ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}},
         )
         return [i["gsi1sk"] for i in items]

@@ -21,9 +21,9 @@ from chalicelib.contract.types import SITES
 from chalicelib.errors import BadRequest, Unavailable
 from chalicelib.retained.keys import change_counter_key
 from chalicelib.retained.rules import change_shard
-from chalicelib.store.codec import from_item, to_item, to_value
+from chalicelib.store.codec import to_item, to_value
 from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import TransactionCanceled, transact
+from chalicelib.store.ops import TransactionCanceled, get_item, transact
 from chalicelib.view import keys
 from chalicelib.view.events import (
     AcceptedItemEvent,
@@ -162,11 +162,7 @@ class ViewIntake:
         entry_name = keys.BINDING_ATTRIBUTE_PREFIX + event.binding_id
         entry = to_value({"p": event.project_id, "s": event.state, "r": event.revision})
         for _ in range(_MAX_ATTEMPTS):
-            with store_errors():
-                raw = self._client.get_item(
-                    TableName=self._table, Key=entity_key, ConsistentRead=True
-                ).get("Item")
-            old = from_item(raw)
+            old = get_item(self._client, self._table, entity_key)
             if old is not None and int(old["revision"]) >= event.revision:
                 return False
             if old is None:
