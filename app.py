@@ -4,7 +4,7 @@ Each API family registers every one of its paths for every method and content
 type, so that a wrong method is the family's own 405 (after authentication),
 never API Gateway's 403, and a non-JSON body is the family's 400, never
 Chalice's 415. Route tables: chalicelib/api.py (agent contract), chalicelib/operator_api.py
-(operators), chalicelib/compute/registry.py via chalicelib/compute/api.py (compute),
+(operators), chalicelib/compute_api.py (compute),
 chalicelib/placement/handler.py (Placement).
 """
 
@@ -15,8 +15,10 @@ import os
 from chalicelib.api import contract_blueprint
 from chalicelib.commitments.service import COMMITMENTS_SCHEDULE
 from chalicelib.commitments.service import sync as sync_commitments
-from chalicelib.compute.api import compute_blueprint
-from chalicelib.fleet.reconciler import DRIFT_SCHEDULE, eventbridge_publisher, reconcile
+from chalicelib.compute_api import compute_blueprint
+from chalicelib.fleet.eventbridge import eventbridge_publisher
+from chalicelib.fleet.reconciler import DRIFT_SCHEDULE, reconcile
+from chalicelib.fleet.store import FleetStore
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.operator_api import operator_blueprint
 from chalicelib.placement.handler import placement_blueprint
@@ -36,7 +38,8 @@ app.register_blueprint(placement_blueprint)
 @app.schedule(DRIFT_SCHEDULE, name="fleet_drift")
 def fleet_drift(event):
     # The fleet drift reconciler: one pass over every tenant with an applied document.
-    return reconcile(services(), eventbridge_publisher())
+    svc = services()
+    return reconcile(FleetStore(svc.client, svc.table), eventbridge_publisher())
 
 
 # --- commitment sync (issue 10) ---

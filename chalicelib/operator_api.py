@@ -9,10 +9,11 @@ from __future__ import annotations
 from chalicelib.auth.principals import SERVICE_GRANT
 from chalicelib.commitments import api as commitments
 from chalicelib.compute.errors import InvalidArgument
-from chalicelib.compute.validation import decode_object, parse
+from chalicelib.compute.validation import NoInput, parse
 from chalicelib.fleet import reconciler
-from chalicelib.fleet.models import NoInput
-from chalicelib.http.compute import OPERATOR
+from chalicelib.fleet.eventbridge import eventbridge_publisher
+from chalicelib.fleet.store import FleetStore
+from chalicelib.http.compute import OPERATOR, decode_object
 from chalicelib.http.family import Reply, Request, Route, build_blueprint
 from chalicelib.runtime import Services
 from chalicelib.tenants import service as tenants
@@ -44,7 +45,7 @@ def _sites(svc: Services, request: Request) -> Reply:
 
 def _reconcile(svc: Services, request: Request) -> Reply:
     parse(NoInput, decode_object(request.body))
-    return Reply(200, reconciler.reconcile(svc, reconciler.eventbridge_publisher()))
+    return Reply(200, reconciler.reconcile(FleetStore(svc.client, svc.table), eventbridge_publisher()))
 
 
 def _fleet_events(svc: Services, request: Request) -> Reply:
@@ -52,7 +53,7 @@ def _fleet_events(svc: Services, request: Request) -> Reply:
     if len(tenants_given) != 1:
         raise InvalidArgument("/tenant")
     parse(TenantPath, {"tenant": tenants_given[0]})
-    return Reply(200, reconciler.events(svc, tenants_given[0]))
+    return Reply(200, reconciler.events(FleetStore(svc.client, svc.table), tenants_given[0]))
 
 
 ROUTES = [

@@ -15,6 +15,7 @@ from chalicelib.auth.repository import KeyRepository
 from chalicelib.auth.service import Authenticator
 from chalicelib.config import Settings
 from chalicelib.store.client import RoundTripCounter, make_client
+from chalicelib.tenants.rules import principal_resolver
 from chalicelib.tenants.store import TenantStore
 
 
@@ -42,7 +43,7 @@ def build_services(settings: Settings | None = None, client: Any = None) -> Serv
         client=client,
         round_trips=RoundTripCounter(client),
         keys=keys,
-        authenticator=Authenticator(keys, settings.auth_cache_seconds, tenant_principal=tenants.principal),
+        authenticator=Authenticator(keys, settings.auth_cache_seconds, resolve=principal_resolver(tenants.principal)),
         tenants=tenants,
     )
 

@@ -214,10 +214,6 @@ class ApplyInput(StrictModel):
     planHash: str | None = Field(default=None, max_length=128)  # noqa: N815
 
 
-class NoInput(StrictModel):
-    pass
-
-
 @dataclass(frozen=True)
 class DocObject:
     """One document object: its kind, its name (a quota's is `owner@pool`) and its fields, references by name."""

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
-from chalicelib.compute.errors import AlreadyExists, InvalidArgument, InvalidState, NotFound
-from chalicelib.compute.validation import StrictModel, parse
+from chalicelib.compute.validation import InvalidInput, StrictModel, parse
+from chalicelib.fleet.errors import NameTaken, UnknownObject, WrongState
 from chalicelib.fleet.models import (
     ACCOUNTS,
     FIELDS,
@@ -165,34 +165,34 @@ def _check_classes(state: FleetState, classes: Mapping[str, int] | None, field: 
         return
     rc = unknown_class(state.custom_classes, classes)
     if rc is not None:
-        raise InvalidArgument(f"/{field}/{rc}", "Placement does not know this resource class.")
+        raise InvalidInput(f"/{field}/{rc}", "Placement does not know this resource class.")
 
 
 def _site(state: FleetState, site: str) -> None:
     if site not in state.sites:
-        raise NotFound("No Site of this name is registered for the tenant.", field="/site")
+        raise UnknownObject("No Site of this name is registered for the tenant.", field="/site")
 
 
 def _active(state: FleetState, kind: str, ident: str, field: str = "/id") -> FleetObject:
     obj = state.get(kind, ident)
     if obj is None:
-        raise NotFound(field=field)
+        raise UnknownObject(field=field)
     if obj.archived:
-        raise InvalidState("The object is archived.", field=field)
+        raise WrongState("The object is archived.", field=field)
     return obj
 
 
 def _present(state: FleetState, kind: str, ident: str) -> FleetObject:
     obj = state.get(kind, ident)
     if obj is None:
-        raise NotFound(field="/id")
+        raise UnknownObject(field="/id")
     return obj
 
 
 def _new_id(state: FleetState, kind: str, name: str | None) -> str:
     ident = object_id(state.tenant, kind, name) if name is not None else random_id()
     if state.get(kind, ident) is not None:
-        raise AlreadyExists(field="/name")
+        raise NameTaken(field="/name")
     return ident
 
 
@@ -206,13 +206,13 @@ def _changes(kind: str, current: FleetObject, request: StrictModel) -> dict[str,
     given.pop("id")
     name = given.pop("name", None)
     if name is not None and name != current.name:
-        raise InvalidArgument("/name", "An object's name cannot change: its id derives from it.")
+        raise InvalidInput("/name", "An object's name cannot change: its id derives from it.")
     for f in IMMUTABLE.get(kind, ()):
         if f in given and given[f] is not None and given[f] != current.fields[f]:
-            raise InvalidArgument(f"/{f}", "This field cannot change.")
+            raise InvalidInput(f"/{f}", "This field cannot change.")
     for f, v in given.items():
         if v is None:
-            raise InvalidArgument(f"/{f}")
+            raise InvalidInput(f"/{f}")
     return given
 
 
@@ -245,7 +245,7 @@ def account_update(state: FleetState, data: dict[str, Any]) -> Outcome:
 def account_delete(state: FleetState, data: dict[str, Any]) -> Outcome:
     current = _present(state, ACCOUNTS, parse(IdInput, data).id)
     if any(p.fields["account"] == current.id for p in state.active(POOLS)):
-        raise InvalidState("An active pool uses this provider account.", field="/id")
+        raise WrongState("An active pool uses this provider account.", field="/id")
     return Outcome(state.remove(current), (DeleteObject(current),), {})
 
 
@@ -311,7 +311,7 @@ def _delete(kind: str) -> Callable[[FleetState, dict[str, Any]], Outcome]:
 def _offer_checks(state: FleetState, pool_id: str, to: str) -> None:
     pool = _active(state, POOLS, pool_id, "/pool")
     if pool.fields["owner"] == to:
-        raise InvalidState("An offer to the pool's own owner is refused.", field="/to")
+        raise WrongState("An offer to the pool's own owner is refused.", field="/to")
 
 
 def offer_create(state: FleetState, data: dict[str, Any]) -> Outcome:

@@ -14,19 +14,14 @@ so each event is recorded once.
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import FleetDocument
-from chalicelib.fleet.service import FLEET_SOURCE, _event, fleet_store, now_iso
+from chalicelib.fleet.service import new_event, now_iso
 from chalicelib.fleet.store import FleetStore, Status
 from chalicelib.observability import logger
 from chalicelib.store.ops import TransactionCanceled
@@ -34,30 +29,7 @@ from chalicelib.store.ops import TransactionCanceled
 LEASE_MS = 60_000
 # The deployed schedule is per stage (infra/definitions.py STAGE_SETTINGS.drift_schedule replaces this one).
 DRIFT_SCHEDULE = "rate(15 minutes)"
-Publisher = Callable[[dict[str, Any]], None]
-
-
-def event_bus() -> str:
-    return os.environ.get("RP_FLEET_EVENT_BUS", "default")
-
-
-def eventbridge_publisher(client: Any = None, bus: str | None = None) -> Publisher:
-    """PutEvents of one fleet event (source resource-provisioning.fleet, detail-type its type)."""
-    events = client or boto3.client(
-        "events", endpoint_url=os.environ.get("RP_FLEET_EVENTS_ENDPOINT") or None,
-        config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5))
-    name = bus or event_bus()
-
-    def publish(event: dict[str, Any]) -> None:
-        answer = events.put_events(Entries=[{
-            "Source": FLEET_SOURCE, "DetailType": event["type"], "EventBusName": name,
-            "Detail": json.dumps({**event["detail"], "id": event["id"], "time": event["time"]}),
-        }])
-        if answer.get("FailedEntryCount"):
-            raise RuntimeError("EventBridge refused the event")
-
-    return publish
-
+Publisher = Callable[[dict[str, Any]], None]  # chalicelib/fleet/eventbridge.py makes the deployed one
 
 def _check(store: FleetStore, tenant: str) -> tuple[Status, rules.Plan] | None:
     status = store.status(tenant)
@@ -94,7 +66,7 @@ def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str,
     items = [store.status_item(status, written)]
     event = None
     if changed:
-        event = _event("fleet.drifted" if drifted else "fleet.converged", status.tenant, planned.plan_hash,
+        event = new_event("fleet.drifted" if drifted else "fleet.converged", status.tenant, planned.plan_hash,
                        planned.summary, now)
         items.append(store.outbox_item(event))
     elif not drifted:
@@ -131,9 +103,8 @@ def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[
     return published
 
 
-def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
+def reconcile(store: FleetStore, publish: Publisher) -> dict[str, int]:
     """One pass over every tenant with an applied document."""
-    store = fleet_store(svc)
     counts = {"checked": 0, "drifted": 0, "converged": 0, "published": 0}
     written: list[tuple[str, str]] = []
     for tenant in store.applied_tenants():
@@ -158,26 +129,5 @@ def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
     return counts
 
 
-def events(svc: Any, tenant: str) -> dict[str, Any]:
-    return {"events": fleet_store(svc).events(tenant)}
-
-
-def start_reconciler_timer(stop: threading.Event, services: Callable[[], Any]) -> threading.Thread:
-    """`make run`: a daemon thread reconciling every RP_DRIFT_INTERVAL_SECONDS (default 900) until `stop`."""
-    seconds = float(os.environ.get("RP_DRIFT_INTERVAL_SECONDS") or 900)
-    thread = threading.Thread(target=run_reconciler_every, args=(seconds, stop, services), name="fleet-drift",
-                              daemon=True)
-    thread.start()
-    return thread
-
-
-def run_reconciler_every(seconds: float, stop: threading.Event, services: Callable[[], Any],
-                         publish: Publisher | None = None) -> None:
-    """`make run`'s timer: one pass every `seconds` until `stop` is set (errors logged, never fatal)."""
-    publisher = publish or eventbridge_publisher()
-    while not stop.wait(seconds):
-        try:
-            counts = reconcile(services(), publisher)
-            logger.info("fleet reconciled", extra=counts)
-        except Exception:  # noqa: BLE001 - the next tick tries again
-            logger.exception("fleet reconcile failed")
+def events(store: FleetStore, tenant: str) -> dict[str, Any]:
+    return {"events": store.events(tenant)}

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib.compute.errors import InvalidArgument
+from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet.models import (
     ACCOUNTS,
     FLAVORS,
@@ -69,14 +69,14 @@ def check_unique(document: FleetDocument, base: str = "/document") -> None:
     seen_sites: set[str] = set()
     for i, site in enumerate(document.sites):
         if site.name in seen_sites:
-            raise InvalidArgument(f"{base}/sites/{i}/name", "Two sites in the document have one name.")
+            raise InvalidInput(f"{base}/sites/{i}/name", "Two sites in the document have one name.")
         seen_sites.add(site.name)
     for kind, items in doc_objects(document).items():
         seen: set[str] = set()
         for item in items:
             if item.name in seen:
                 where = "pool" if kind == QUOTAS else "name"
-                raise InvalidArgument(f"{base}/{kind}/{item.index}/{where}",
+                raise InvalidInput(f"{base}/{kind}/{item.index}/{where}",
                                       "Two objects of one kind in the document have one name.")
             seen.add(item.name)
 

@@ -359,10 +359,11 @@ def test_two_reconcilers_at_once_publish_once(http, services, bus):
     results = []
 
     def run():
-        from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+        from chalicelib.fleet.eventbridge import eventbridge_publisher
+        from chalicelib.fleet.reconciler import reconcile
 
         barrier.wait()
-        results.append(reconcile(services, eventbridge_publisher(bus.client())))
+        results.append(reconcile(FleetStore(services.client, services.table), eventbridge_publisher(bus.client())))
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for t in threads:
@@ -426,7 +427,8 @@ def test_a_pool_whose_provider_name_another_provider_holds_is_already_exists(htt
 
 
 def test_make_run_timer_reconciles_and_publishes(http, services):
-    from chalicelib.fleet.reconciler import run_reconciler_every
+    from chalicelib.fleet.reconciler import reconcile
+    from devkit.timer import run_every
 
     assert _apply(http, document())[0] == 200
     pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
@@ -437,7 +439,8 @@ def test_make_run_timer_reconciles_and_publishes(http, services):
         published.append(event)
         stop.set()
 
-    thread = threading.Thread(target=run_reconciler_every, args=(0.01, stop, lambda: services, publish))
+    store = FleetStore(services.client, services.table)
+    thread = threading.Thread(target=run_every, args=("fleet-drift", 0.01, stop, lambda: reconcile(store, publish)))
     thread.start()
     assert stop.wait(60)
     thread.join()
@@ -445,7 +448,8 @@ def test_make_run_timer_reconciles_and_publishes(http, services):
 
 
 def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_apply(http, services, bus):
-    from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+    from chalicelib.fleet.eventbridge import eventbridge_publisher
+    from chalicelib.fleet.reconciler import reconcile
 
     assert _apply(http, document())[0] == 200
     pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
@@ -456,7 +460,7 @@ def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_a
     def sneak(request, **_):
         if not sneaked:
             sneaked.append(None)  # first: the pass's own transactions come through this hook too
-            sneaked[0] = reconcile(services, eventbridge_publisher(bus.client()))
+            sneaked[0] = reconcile(FleetStore(services.client, services.table), eventbridge_publisher(bus.client()))
 
     services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
     try:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chalicelib.compute.errors import InvalidArgument
+from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import FleetDocument, FleetState, empty_state, expected_classes
 from chalicelib.fleet.modules import METHODS
@@ -182,10 +182,10 @@ def test_ids_derive_from_tenant_kind_and_name():
 
 
 def test_duplicate_names_are_invalid_argument_at_the_second():
-    with pytest.raises(InvalidArgument) as caught:
+    with pytest.raises(InvalidInput) as caught:
         rules.check_unique(doc(ownerQuotas=[{"owner": "a", "pool": "p", "limits": {}},
                                             {"owner": "a", "pool": "p", "limits": {"VCPU": 1}}]))
-    assert caught.value.details["field"] == "/document/ownerQuotas/1/pool"
+    assert caught.value.field == "/document/ownerQuotas/1/pool"
 
 
 # --- properties -------------------------------------------------------------------------------------------
@@ -297,6 +297,6 @@ def test_resource_maps_are_bounded_and_strict():
     too_many = {f"CUSTOM_C{i}": 1 for i in range(MAX_CLASSES + 1)}
     for bad, field in ((too_many, "/document/pools/0/capacity"), ({"VCPU": "64"}, "/document/pools/0/capacity/VCPU"),
                        ({"VCPU": 0}, "/document/pools/0/capacity/VCPU")):
-        with pytest.raises(InvalidArgument) as caught:
+        with pytest.raises(InvalidInput) as caught:
             parse(PlanInput, {"document": {"pools": [pool(capacity=bad)]}})
-        assert caught.value.details["field"] == field
+        assert caught.value.field == field
