@@ -9,7 +9,6 @@ and NOT_FOUND for any other name after authentication).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +20,9 @@ from chalicelib.fleet.models import KINDS
 from chalicelib.fleet.modules import METHODS
 from chalicelib.fleet.service import FleetService
 from chalicelib.fleet.store import FleetStore
-from chalicelib.http.compute import COMPUTE, decode_object
-from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, build_blueprint
-from chalicelib.runtime import Services
+from chalicelib.http.compute import decode_object
+from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route
+from chalicelib.store.table import TableAccess
 from chalicelib.tenants.service import list_sites
 from chalicelib.tenants.store import TenantStore
 
@@ -36,10 +35,9 @@ class ComputeDeps:
     tenants: TenantStore
 
 
-def compute_deps(svc: Services) -> ComputeDeps:
-    """The compute family's dependencies over the process's store (the stores are thin: built per request, as
-    before; the composition root may hand one built once instead)."""
-    return ComputeDeps(FleetService(FleetStore(svc.client, svc.table)), svc.tenants)
+def compute_deps(table: TableAccess, tenants: TenantStore) -> ComputeDeps:
+    """The compute family's dependencies over one table (the composition root builds them once)."""
+    return ComputeDeps(FleetService(FleetStore(table.client, table.table)), tenants)
 
 
 def _sites_list(deps: ComputeDeps, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -73,32 +71,25 @@ def compute_registry() -> Registry[ComputeDeps]:
     return registry
 
 
-DepsOf = Callable[[Services], ComputeDeps]
-
-
-def _route(spec: MethodSpec[ComputeDeps], deps_of: DepsOf) -> Route:
-    def handler(svc: Services, request: Request) -> Reply:
+def _route(spec: MethodSpec[ComputeDeps]) -> Route[ComputeDeps]:
+    def handler(deps: ComputeDeps, request: Request) -> Reply:
         assert request.principal is not None
-        return Reply(200, spec.handler(deps_of(svc), request.principal, decode_object(request.body)))
+        return Reply(200, spec.handler(deps, request.principal, decode_object(request.body)))
 
     return Route(spec.name, "POST", spec.path, spec.authorization, handler)
 
 
-def compute_routes(registry: Registry[ComputeDeps], deps_of: DepsOf = compute_deps) -> list[Route]:
-    def methods_list(svc: Services, request: Request) -> Reply:
-        decode_object(request.body)
+def compute_routes(registry: Registry[ComputeDeps]) -> list[Route[ComputeDeps]]:
+    def methods_list(deps: ComputeDeps, request: Request) -> Reply:
+        parse(NoInput, decode_object(request.body))
         return Reply(200, {"items": [spec.describe() for spec in registry]})
 
-    def unknown_method(svc: Services, request: Request) -> Reply:
+    def unknown_method(deps: ComputeDeps, request: Request) -> Reply:
         raise NotFound()
 
     return [
         Route("compute.methods.list", "POST", "/api/compute/methods/list", ANY_PRINCIPAL, methods_list),
-        *(_route(spec, deps_of) for spec in registry),
+        *(_route(spec) for spec in registry),
         # Any other module or method: NOT_FOUND, after authentication.
         Route("compute.unknown", "POST", "/api/compute/{module}/{method}", ANY_PRINCIPAL, unknown_method),
     ]
-
-
-def compute_blueprint(registry: Registry[ComputeDeps] | None = None) -> Any:
-    return build_blueprint(COMPUTE, compute_routes(registry or compute_registry()))

@@ -13,8 +13,8 @@ from chalicelib.compute.validation import NoInput, parse
 from chalicelib.fleet import reconciler
 from chalicelib.fleet.eventbridge import eventbridge_publisher
 from chalicelib.fleet.store import FleetStore
-from chalicelib.http.compute import OPERATOR, decode_object
-from chalicelib.http.family import Reply, Request, Route, build_blueprint
+from chalicelib.http.compute import decode_object
+from chalicelib.http.family import Reply, Request, Route
 from chalicelib.runtime import Services
 from chalicelib.tenants import service as tenants
 from chalicelib.tenants.models import TenantPath
@@ -71,5 +71,3 @@ ROUTES = [
           commitments.reservations),
     # --- end commitment sync ---
 ]
-
-operator_blueprint = build_blueprint(OPERATOR, ROUTES)

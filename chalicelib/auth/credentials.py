@@ -1,36 +1,22 @@
 """Reading a credential out of request headers (pure).
 
 A request must carry exactly one credential header: two `Authorization`
-headers (or two `X-Auth-Token`), or one of each, are ambiguous, and a proxy
-that reads the first one would see another caller than we do, so they are
-refused in every family.
+headers (or two `X-Auth-Token`) are ambiguous, and a proxy that reads the
+first one would see another caller than we do, so they are refused.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 MAX_TOKEN_LENGTH = 512
 # RFC 6750 b64token: a value joined from two headers ("a, Bearer b") never matches.
 _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-# Every header any family reads a credential from (lower-case).
-CREDENTIAL_HEADERS = ("authorization", "x-auth-token")
 
 
 class AmbiguousCredential(Exception):
     """More than one credential header."""
-
-
-def credential_header(headers: Mapping[str, Sequence[str]], family_header: str) -> Sequence[str]:
-    """The values of the family's own credential header, once no other credential header came with it.
-
-    `headers` maps lower-case names to every value received. `Authorization` and `X-Auth-Token`
-    together are ambiguous whichever one the family reads (AmbiguousCredential).
-    """
-    if any(headers.get(name) for name in CREDENTIAL_HEADERS if name != family_header):
-        raise AmbiguousCredential()
-    return headers.get(family_header) or []
 
 
 def _single(values: Sequence[str]) -> str | None:

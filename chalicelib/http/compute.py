@@ -15,14 +15,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from chalicelib.auth.credentials import CREDENTIAL_HEADERS, AmbiguousCredential, bearer_token, credential_header
 from chalicelib.auth.principals import Principal
 from chalicelib.compute import errors as ce
 from chalicelib.compute.validation import InvalidInput
 from chalicelib.errors import BadRequest, MethodNotAllowed, NotFound, ServiceError, Unauthorized, Unavailable
 from chalicelib.fleet import errors as fleet
 from chalicelib.http.bodies import MAX_BODY_BYTES
-from chalicelib.http.family import Family, Forbidden, Reply, Request
+from chalicelib.http.family import Family, Forbidden, Reply, Request, bearer_credential
 from chalicelib.observability import logger
 from chalicelib.tenants import errors as tenants
 
@@ -99,21 +98,13 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def compute_credential(request: Request) -> str | None:
-    """The token of the one `Authorization: Bearer` header; two of them, or an `X-Auth-Token` beside it, is 401."""
-    try:
-        return bearer_token(credential_header({h: request.all(h) for h in CREDENTIAL_HEADERS}, "authorization"))
-    except AmbiguousCredential:
-        raise Unauthorized() from None
-
-
 class ComputeFamily(Family):
     name = "compute"
     prefixes: tuple[str, ...] = ("/api/compute",)
     wrong_method_needs_grant = False
 
     def credential(self, request: Request) -> str | None:
-        return compute_credential(request)
+        return bearer_credential(request)
 
     def accepts(self, principal: Principal) -> bool:
         return principal.kind == "tenant"

@@ -1,12 +1,9 @@
-"""The Placement API's one route table and its blueprint.
-
-app.py registers it: `app.register_blueprint(placement_blueprint)`.
-"""
+"""The Placement API's one route table (the composition root, chalicelib.runtime, builds its blueprint)."""
 
 from __future__ import annotations
 
 from chalicelib.auth.principals import PLACEMENT_GRANT
-from chalicelib.http.family import Route, build_blueprint
+from chalicelib.http.family import Route
 from chalicelib.placement import (
     allocations,
     inventories,
@@ -16,7 +13,6 @@ from chalicelib.placement import (
     unbuilt,
     usages,
 )
-from chalicelib.placement.family import PlacementFamily
 
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
@@ -60,5 +56,3 @@ ROUTES: list[Route] = [
         for method in ("GET", "PUT", "POST", "DELETE")
     ],
 ]
-
-placement_blueprint = build_blueprint(PlacementFamily(), ROUTES)
