@@ -112,6 +112,26 @@ class FleetObject:
         return replace(self, fields={**self.fields, **changes})
 
 
+def actual_pool(pool: FleetObject, classes: Classes | None) -> FleetObject:
+    """The pool as it exists: its capacity is its provider's inventory totals (a change made through
+    Placement shows), or as recorded when the provider is gone."""
+    if classes is None:
+        return pool
+    return pool.with_fields(capacity={rc: total for rc, (total, _reserved) in sorted(classes.items())})
+
+
+# The resource-class maps of the kinds whose classes Placement does not hold in an inventory.
+CLASS_MAPS = {QUOTAS: "limits", OFFERS: "limits", FLAVORS: "resources"}
+
+
+def custom_classes_used(obj: FleetObject | None) -> set[str]:
+    """The CUSTOM_* classes an object of those kinds names: each counts as a use of the class in Placement, so
+    the class cannot be deleted while a quota, offer or flavor names it (a pool's are its provider's)."""
+    if obj is None or obj.kind not in CLASS_MAPS:
+        return set()
+    return {rc for rc in obj.fields[CLASS_MAPS[obj.kind]] if rc.startswith("CUSTOM_")}
+
+
 @dataclass(frozen=True)
 class FleetState:
     """Everything a plan or a module method decides from, as read at one fleet `version`."""

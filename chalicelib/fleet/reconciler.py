@@ -25,7 +25,7 @@ from chalicelib.fleet.service import new_event, now_iso
 from chalicelib.fleet.store import FleetStore, Status
 from chalicelib.observability import logger
 from chalicelib.schedules import DRIFT_SCHEDULE  # noqa: F401 (re-exported)
-from chalicelib.store.ops import TransactionCanceled
+from chalicelib.store.ops import ConditionFailed
 
 LEASE_MS = 60_000
 Publisher = Callable[[dict[str, Any]], None]  # chalicelib/fleet/eventbridge.py makes the deployed one
@@ -73,18 +73,27 @@ def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str,
         return None  # converged and recorded so: nothing to write
     try:
         store.transact(items)
-    except TransactionCanceled:
+    except ConditionFailed:
         return None  # another reconciler (or an apply) wrote the status first: its answer stands
     return event
 
 
-def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[str, str]] = ()) -> int:
-    """Publish every outbox item (those just written, and any a crashed pass left); the count recorded by us."""
+def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[dict[str, Any]] = ()) -> int:
+    """Publish every outbox item (those just written, and any a crashed pass or an apply left), in outbox order:
+    oldest first, and a tenant's later events wait while an earlier one of it cannot be published (claimed by
+    another publisher, or refused by EventBridge). The count recorded by this pass."""
     owner = uuid.uuid4().hex
-    candidates = dict.fromkeys([*known, *store.pending_outbox()])
+    candidates = set(store.pending_outbox())  # the index may lag: the tenants just written are read directly
+    for tenant in sorted({event["tenant"] for event in known}):
+        candidates.update(store.tenant_outbox(tenant))
+    waiting: set[str] = set()  # tenants with an earlier event this pass did not publish
     published = 0
-    for tenant, event_id in candidates:
+    for _time, tenant, event_id in sorted(candidates):
+        if tenant in waiting:
+            continue
         if not store.claim(tenant, event_id, owner, int(time.time() * 1000), LEASE_MS):
+            if store.outbox(tenant, event_id) is not None:
+                waiting.add(tenant)  # another publisher holds it
             continue
         item = store.outbox(tenant, event_id)
         if item is None:
@@ -94,10 +103,12 @@ def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[
             publish(event)
         except Exception:  # noqa: BLE001 - the claim lapses and a later pass publishes it
             logger.warning("fleet event not published", extra={"tenant": tenant, "event": event_id})
+            waiting.add(tenant)
             continue
         try:
-            store.transact(store.published_items(event, owner, time.time_ns()))
-        except TransactionCanceled:
+            store.transact(store.published_items(event, owner))
+        except ConditionFailed:
+            waiting.add(tenant)  # our lease lapsed and another publisher took it over
             continue
         published += 1
     return published
@@ -106,7 +117,7 @@ def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[
 def reconcile(store: FleetStore, publish: Publisher) -> dict[str, int]:
     """One pass over every tenant with an applied document."""
     counts = {"checked": 0, "drifted": 0, "converged": 0, "published": 0}
-    written: list[tuple[str, str]] = []
+    written: list[dict[str, Any]] = []
     for tenant in store.applied_tenants():
         try:
             checked = _check(store, tenant)
@@ -124,7 +135,7 @@ def reconcile(store: FleetStore, publish: Publisher) -> dict[str, int]:
             logger.exception("fleet drift not recorded", extra={"tenant": tenant})
             continue
         if event is not None:
-            written.append((tenant, event["id"]))
+            written.append(event)
     counts["published"] = publish_outbox(store, publish, written)
     return counts
 

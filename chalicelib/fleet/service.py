@@ -18,19 +18,11 @@ from typing import Any, Protocol
 from chalicelib.auth.principals import Principal
 from chalicelib.compute.validation import InvalidInput, NoInput, parse
 from chalicelib.fleet import rules
-from chalicelib.fleet.errors import CallRefused, Contended, NameTaken, NotServed, PlanChanged, WrongState
-from chalicelib.fleet.keys import VERSION_SK
+from chalicelib.fleet.errors import CallRefused, Contended, FleetError, NameTaken, NotServed, PlanChanged, WrongState
 from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, PlanInput
 from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
-from chalicelib.fleet.store import (
-    MAX_TRANSACTION_BYTES,
-    MAX_TRANSACTION_ITEMS,
-    FleetStore,
-    Snapshot,
-    Status,
-    transaction_bytes,
-)
-from chalicelib.store.ops import TransactionCanceled
+from chalicelib.fleet.store import NAME_CLAIM_OP, PROVIDER_NEW_OP, VERSION_OP, FleetStore, Snapshot, Status
+from chalicelib.store.ops import MAX_TRANSACTION_OPS, ConditionFailed, Op, TooLarge
 
 # A module write that lost a race (the tenant's version moved) reads again and decides again, with a
 # small jittered pause: a tenant's writes meet on its version item, as Placement's meet on a provider.
@@ -68,14 +60,18 @@ def new_event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], c
             "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
 
 
-def _name_taken(items: list[dict[str, Any]], canceled: TransactionCanceled) -> bool:
-    """A Placement provider outside fleet holds a pool's provider name (the version itself still matched)."""
-    version_index = next(i for i, item in enumerate(items)
-                         if item.get("Put", {}).get("Item", {}).get("sk", {}).get("S") == VERSION_SK)
-    if canceled.failed(version_index):
-        return False
-    return any(canceled.failed(i) and item.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith(
-        "PLRPNAME#") for i, item in enumerate(items))
+def _deterministic(failed: ConditionFailed) -> FleetError | None:
+    """The refusal a canceled transaction means when reading again cannot change it; None for a lost race.
+
+    With the fleet version still as read, nothing of the tenant moved: a new provider whose uuid or name a
+    Placement provider outside fleet already holds fails the same way on every attempt."""
+    if VERSION_OP in failed:
+        return None
+    if PROVIDER_NEW_OP in failed:
+        return NameTaken("A Placement resource provider already has this pool's uuid.")
+    if NAME_CLAIM_OP in failed:
+        return NameTaken("A Placement resource provider already has this pool's provider name.")
+    return None
 
 
 def missing_modules(catalog: MethodCatalog) -> list[str]:
@@ -107,13 +103,18 @@ class FleetService:
     def __init__(self, store: FleetStore) -> None:
         self.store = store
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    def _transact(self, ops: list[Op]) -> None:
+        """One transaction; ConditionFailed for a lost race (decide again), a fleet error when no retry helps."""
         try:
-            self.store.transact(items)
-        except TransactionCanceled as canceled:
-            if _name_taken(items, canceled):
-                raise NameTaken("A Placement resource provider already has this pool's provider name.") from None
+            self.store.transact(ops)
+        except ConditionFailed as failed:
+            refusal = _deterministic(failed)
+            if refusal is not None:
+                raise refusal from None
             raise
+        except TooLarge as large:
+            raise NotServed("The plan's writes exceed one transaction; split the document.",
+                            items=large.ops, limit=MAX_TRANSACTION_OPS) from None
 
     # --- module methods ------------------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ class FleetService:
             outcome = run(snapshot.state, body)
             try:
                 self._transact(self.store.write_items(snapshot, outcome.writes))
-            except TransactionCanceled:
+            except ConditionFailed:
                 _pause(attempt)  # another write moved the version: decide again on what is there now
                 continue
             return outcome.answer
@@ -189,17 +190,14 @@ class FleetService:
             state, writes = outcome.state, [*writes, *outcome.writes]
         items = self._with_record(tenant, principal, planned, request.prune,
                                   self.store.write_items(snapshot, writes), request.document.model_dump(by_alias=True))
-        if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
-            raise NotServed("The plan's writes exceed one transaction; split the document.",
-                            items=len(items), limit=MAX_TRANSACTION_ITEMS)
         try:
             self._transact(items)
-        except TransactionCanceled:
+        except ConditionFailed:
             return planned, False
         return planned, True
 
     def _with_record(self, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
-                     writes_items: list[dict[str, Any]], document: Any) -> list[dict[str, Any]]:
+                     writes_items: list[Op], document: Any) -> list[Op]:
         """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
         `fleet.converged` when the tenant was recorded drifted."""
         store = self.store

@@ -341,7 +341,7 @@ def test_a_publisher_crash_after_the_status_write_neither_loses_nor_duplicates(h
     assert bus.entries == [] and _events(http) == []
     store = FleetStore(services.client, services.table)
     # The claim is held for its lease; expire it as time would.
-    for tenant, event_id in store.pending_outbox():
+    for _time, tenant, event_id in store.pending_outbox():
         services.client.update_item(TableName=services.table, Key={"pk": {"S": f"FLEET#{tenant}"},
                                     "sk": {"S": f"OUTBOX#{event_id}"}}, UpdateExpression="SET claimUntil = :z",
                                     ExpressionAttributeValues={":z": {"N": "0"}})
