@@ -8,12 +8,13 @@ Placement resource provider, read into `FleetState.providers`.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from chalicelib.compute.validation import NAME_PATTERN, StrictModel
 
@@ -45,8 +46,25 @@ MODULE = {kind: kind for kind in KINDS}
 MAX_INT = 2147483647
 _ID_NAMESPACE = uuid.UUID("5b0f3c1e-4a2d-5e8f-9c61-0d7a3b2e1f40")
 
+ID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
-Id = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+
+
+def is_id_shaped(name: str) -> bool:
+    """Whether a name has the form of an object id: the document names a nameless object by its id, so a
+    name of that form could mean two objects (and a nameless object appears under its id in an export)."""
+    return re.fullmatch(ID_PATTERN, name) is not None
+
+
+def _not_id_shaped(name: str) -> str:
+    if is_id_shaped(name):
+        raise ValueError("a name may not have the form of an id")
+    return name
+
+
+# What a module method accepts as a new object's name: a Name that is not id-shaped.
+ObjectName = Annotated[str, StringConstraints(pattern=NAME_PATTERN), AfterValidator(_not_id_shaped)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Description = Annotated[str, StringConstraints(max_length=1024)]
 ResourceClass = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9_]{1,255}$")]
@@ -142,6 +160,8 @@ class FleetState:
     objects: Mapping[str, Mapping[str, FleetObject]]  # kind -> id -> object
     providers: Mapping[str, Classes | None] = field(default_factory=dict)  # pool id -> inventory; None = gone
     custom_classes: frozenset[str] = frozenset()
+    # pool id -> the classes its provider holds allocations of (Placement keeps such a class's inventory)
+    allocated: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def of(self, kind: str) -> Mapping[str, FleetObject]:
         return self.objects.get(kind, {})

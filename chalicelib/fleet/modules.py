@@ -31,6 +31,7 @@ from chalicelib.fleet.models import (
     Id,
     Limits,
     Name,
+    ObjectName,
     Resources,
     Text,
     expected_classes,
@@ -78,7 +79,7 @@ class IdInput(StrictModel):
 
 
 class AccountCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name
     provider: Text
     description: Description = ""
@@ -86,14 +87,14 @@ class AccountCreate(StrictModel):
 
 class AccountUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name | None = None
     provider: Text | None = None
     description: Description | None = None
 
 
 class PoolCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name
     account: Id
     class_: Text = Field(alias="class")
@@ -104,7 +105,7 @@ class PoolCreate(StrictModel):
 
 class PoolUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name | None = None
     account: Id | None = None
     class_: Text | None = Field(default=None, alias="class")
@@ -120,7 +121,7 @@ class QuotaSet(StrictModel):
 
 
 class OfferCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id
     to: Name
     limits: Limits
@@ -128,14 +129,14 @@ class OfferCreate(StrictModel):
 
 class OfferUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id | None = None
     to: Name | None = None
     limits: Limits | None = None
 
 
 class FlavorCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id
     resources: Resources
     description: Description = ""
@@ -143,7 +144,7 @@ class FlavorCreate(StrictModel):
 
 class FlavorUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id | None = None
     resources: Resources | None = None
     description: Description | None = None
@@ -267,12 +268,19 @@ def pool_create(state: FleetState, data: dict[str, Any]) -> Outcome:
     return _put(state, obj, True, sync)
 
 
+def offers_to(state: FleetState, pool_id: str, owner: str) -> list[FleetObject]:
+    """The pool's offers to `owner`: none may exist while `owner` owns the pool."""
+    return [o for o in state.active(OFFERS) if o.fields["pool"] == pool_id and o.fields["to"] == owner]
+
+
 def pool_update(state: FleetState, data: dict[str, Any]) -> Outcome:
     request = parse(PoolUpdate, data)
     _check_classes(state, request.capacity, "capacity")
     current = _active(state, POOLS, request.id)
     updated = current.with_fields(**_changes(POOLS, current, request))
     _pool_references(state, updated.fields["site"], updated.fields["account"])
+    if offers_to(state, current.id, updated.fields["owner"]):
+        raise WrongState("An offer to the pool's own owner is refused.", field="/owner")
     state, sync = _sync(state, updated)
     return _put(state, updated, False, sync)
 

@@ -120,7 +120,8 @@ class FleetService:
 
     def list_of(self, kind: str, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         parse(NoInput, body)
-        return list_objects(self.store.snapshot(_tenant(principal), providers=False).state, kind)
+        # A pool's capacity is its provider's inventory: pools are read with their providers.
+        return list_objects(self.store.snapshot(_tenant(principal), providers=kind == POOLS).state, kind)
 
     def call(self, kind: str, method: str, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         """One module method: decide on a snapshot, write its writes conditioned on the version read."""
@@ -140,7 +141,7 @@ class FleetService:
 
     def export(self, principal: Principal, body: dict[str, Any], catalog: MethodCatalog) -> dict[str, Any]:
         parse(NoInput, body)
-        state = self.store.snapshot(_tenant(principal), providers=False).state
+        state = self.store.snapshot(_tenant(principal)).state  # with the providers: what exists in Placement
         return {"document": rules.export(state), "missing": missing_modules(catalog)}
 
     def _planned(self, principal: Principal, document: FleetDocument, prune: bool) -> tuple[Snapshot, rules.Plan]:

@@ -142,7 +142,8 @@ class FleetStore:
         classes = {pid: (provider_classes(p) if p is not None else None) for pid, p in read.items()}
         for pid, held in classes.items():
             objects[POOLS][pid] = actual_pool(objects[POOLS][pid], held)
-        return Snapshot(FleetState(tenant, version, sites, objects, classes, custom), read)
+        allocated = {pid: frozenset(rc for rc in p.inventories if p.used(rc)) for pid, p in read.items() if p}
+        return Snapshot(FleetState(tenant, version, sites, objects, classes, custom, allocated), read)
 
     def status(self, tenant: str) -> Status:
         return _status(tenant, get_item(self.client, self.table, key(fleet_pk(tenant), STATUS_SK)))
