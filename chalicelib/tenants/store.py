@@ -70,7 +70,7 @@ class TenantStore:
                 "grants": list(grants), "epoch": epoch, "createdAt": created}), **condition}}
             token = put_new(self._table, new_record(token_hash, stored_name(tenant, name), epoch))
             try:
-                transact(self._client, [Op("principal_epoch", put_principal), Op("token_new", token)])
+                transact(self._client, [Op("principal_epoch", put_principal), token])
                 return record
             except ConditionFailed:
                 continue  # revoked or issued concurrently: read again
