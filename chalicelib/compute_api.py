@@ -4,27 +4,28 @@ Beside the agent contract's (chalicelib/api.py) and the operators' (chalicelib/o
 tables. Nothing happens at import: `compute_registry()` lists the methods and
 binds each to a service through the typed `ComputeDeps` it is handed;
 `compute_routes()` turns a registry into routes (one per method, `methods/list`,
-and NOT_FOUND for any other name after authentication).
+and NOT_FOUND for any other name after authentication). The methods are named
+from `chalicelib.fleet.catalog`; fleet's models and services load with the
+dependencies (`compute_deps`), on the family's first request.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.auth.principals import Principal
 from chalicelib.compute.errors import NotFound
 from chalicelib.compute.registry import MethodHandler, MethodSpec, Registry
 from chalicelib.compute.validation import NoInput, parse
-from chalicelib.fleet.models import KINDS
-from chalicelib.fleet.modules import METHODS
-from chalicelib.fleet.service import FleetService
-from chalicelib.fleet.store import FleetStore
+from chalicelib.fleet.catalog import KINDS, MODULE_METHODS
 from chalicelib.http.compute import decode_object
 from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route
 from chalicelib.store.table import TableAccess
-from chalicelib.tenants.service import list_sites
-from chalicelib.tenants.store import TenantStore
+
+if TYPE_CHECKING:
+    from chalicelib.fleet.service import FleetService
+    from chalicelib.tenants.store import TenantStore
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,15 @@ class ComputeDeps:
 
 def compute_deps(table: TableAccess, tenants: TenantStore) -> ComputeDeps:
     """The compute family's dependencies over one table (the composition root builds them once)."""
+    from chalicelib.fleet.service import FleetService
+    from chalicelib.fleet.store import FleetStore
+
     return ComputeDeps(FleetService(FleetStore(table.client, table.table)), tenants)
 
 
 def _sites_list(deps: ComputeDeps, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    from chalicelib.tenants.service import list_sites
+
     parse(NoInput, body)
     assert principal.tenant is not None
     return list_sites(deps.tenants, principal.tenant)
@@ -61,7 +67,7 @@ def compute_registry() -> Registry[ComputeDeps]:
     registry.add(MethodSpec("sites", "list", "read", _sites_list))
     for kind in KINDS:
         registry.add(MethodSpec(kind, "list", "read", _fleet_list(kind)))
-    for (kind, method) in METHODS:
+    for (kind, method) in MODULE_METHODS:
         registry.add(MethodSpec(kind, method, "mutation", _fleet_call(kind, method)))
     registry.add(MethodSpec("fleet", "export", "read", lambda d, p, b: d.fleet.export(p, b, registry)))
     registry.add(MethodSpec("fleet", "plan", "read", lambda d, p, b: d.fleet.plan(p, b)))

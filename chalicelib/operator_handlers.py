@@ -16,7 +16,7 @@ from chalicelib.fleet.store import FleetStore
 from chalicelib.http.compute import decode_object
 from chalicelib.http.family import Reply, Request
 from chalicelib.tenants import service as tenants
-from chalicelib.tenants.models import TenantPath
+from chalicelib.tenants.inputs import TenantPath
 from chalicelib.tenants.store import TenantStore
 
 

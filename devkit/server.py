@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.service import start_sync_timer
-from chalicelib.config import Settings, endpoint_from_env
+from chalicelib.config import FleetSettings, Settings, endpoint_from_env
 from chalicelib.fleet.eventbridge import eventbridge_publisher
 from chalicelib.fleet.reconciler import reconcile
 from chalicelib.fleet.store import FleetStore
@@ -76,7 +76,7 @@ def main() -> int:
         def drift_pass() -> None:
             logger.info("fleet reconciled", extra=reconcile(drift_store, publish))
 
-        start_timer("fleet-drift", float(os.environ.get("RP_DRIFT_INTERVAL_SECONDS") or 900), timers, drift_pass)
+        start_timer("fleet-drift", FleetSettings.from_env().drift_interval_seconds, timers, drift_pass)
         start_sync_timer(timers, lambda: services)
 
         server = make_server(LocalGateway(app), port, Limits.from_env())

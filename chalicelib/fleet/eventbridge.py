@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
 import boto3
 from botocore.config import Config
 
+from chalicelib.config import FleetSettings
+
 FLEET_SOURCE = "resource-provisioning.fleet"
 Publisher = Callable[[dict[str, Any]], None]
 
 
-def event_bus() -> str:
-    return os.environ.get("RP_FLEET_EVENT_BUS", "default")
-
-
-def eventbridge_publisher(client: Any = None, bus: str | None = None) -> Publisher:
-    """PutEvents of one fleet event (source resource-provisioning.fleet, detail-type its type)."""
+def eventbridge_publisher(client: Any = None, bus: str | None = None,
+                          settings: FleetSettings | None = None) -> Publisher:
+    """PutEvents of one fleet event (source resource-provisioning.fleet, detail-type its type), to the bus and
+    endpoint of `settings` (RP_FLEET_EVENT_BUS, RP_FLEET_EVENTS_ENDPOINT) unless given."""
+    settings = settings or FleetSettings.from_env()
     events = client or boto3.client(
-        "events", endpoint_url=os.environ.get("RP_FLEET_EVENTS_ENDPOINT") or None,
+        "events", endpoint_url=settings.events_endpoint or None,
         config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5))
-    name = bus or event_bus()
+    name = bus or settings.event_bus
 
     def publish(event: dict[str, Any]) -> None:
         answer = events.put_events(Entries=[{

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.fleet.models import POOLS
+from chalicelib.fleet.catalog import POOLS
 from chalicelib.store.keys import key
 from chalicelib.store.ops import get_item
 

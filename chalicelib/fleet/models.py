@@ -17,10 +17,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 
 from chalicelib.compute.validation import NAME_PATTERN, StrictModel
+from chalicelib.fleet.catalog import ACCOUNTS, FLAVORS, KINDS, OFFERS, POOLS, QUOTAS, SITES
 
-ACCOUNTS, POOLS, QUOTAS, OFFERS, FLAVORS = "providerAccounts", "pools", "ownerQuotas", "offers", "flavors"
-KINDS: tuple[str, ...] = (ACCOUNTS, POOLS, QUOTAS, OFFERS, FLAVORS)  # creation order; deletions run reversed
-SITES = "sites"
+__all__ = ["ACCOUNTS", "FLAVORS", "KINDS", "OFFERS", "POOLS", "QUOTAS", "SITES"]  # the kinds, re-exported
 
 # The fields each kind compares and carries, in answer order (the name and id aside).
 FIELDS: dict[str, tuple[str, ...]] = {

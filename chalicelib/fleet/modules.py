@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from chalicelib.compute.validation import InvalidInput, StrictModel, parse
+from chalicelib.fleet.catalog import MODULE_METHODS
 from chalicelib.fleet.errors import NameTaken, UnknownObject, WrongState
 from chalicelib.fleet.models import (
     ACCOUNTS,
@@ -387,6 +388,7 @@ METHODS: dict[tuple[str, str], ModuleMethod] = {
     (FLAVORS, "archive"): flavor_archive,
     (FLAVORS, "delete"): _delete(FLAVORS),
 }
+assert tuple(METHODS) == MODULE_METHODS, "chalicelib/fleet/catalog.py names every module method, in this order"
 
 
 def list_objects(state: FleetState, kind: str) -> dict[str, Any]:

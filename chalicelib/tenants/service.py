@@ -7,7 +7,7 @@ from typing import Any
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.compute.validation import parse
 from chalicelib.tenants.errors import SiteNameTaken, UnknownPrincipal
-from chalicelib.tenants.models import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
+from chalicelib.tenants.inputs import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
 from chalicelib.tenants.rules import merged_grants
 from chalicelib.tenants.store import TenantStore
 
