@@ -38,9 +38,15 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(UV)
 	$(UV_INSTALL) -r requirements-dev.txt
 	touch $@
 
-setup: $(VENV)/.installed ## .venv with the dev lock (every target but run does this first)
+# The project itself, editable and without dependencies, for its console script `rp` (pyproject.toml);
+# built with the setuptools every lock holds, so nothing more is fetched.
+$(VENV)/bin/rp: pyproject.toml | $(UV)
+	$(UV_INSTALL) --no-deps --no-build-isolation --quiet -e .
+	touch $@
 
-setup-serve: $(VENV)/.installed-serve ## .venv with the serve lock only (what make run does first)
+setup: $(VENV)/.installed $(VENV)/bin/rp ## .venv with the dev lock (every target but run does this first)
+
+setup-serve: $(VENV)/.installed-serve $(VENV)/bin/rp ## .venv with the serve lock only (what make run does first)
 
 # --- Dependency locks (docs/dependencies.md) ----------------------------------------------------
 # requirements*.in: top-level dependencies, edited by hand. requirements*.txt: the locks, generated:
