@@ -14,8 +14,10 @@ HTTP: waitress (devkit/http_front.py) with the bounds of `Limits` (docs/local-se
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 import sys
 import threading
 from typing import Any, NoReturn
@@ -40,11 +42,38 @@ def refuse_bad_keys() -> None:
                  "Unset a variable to have a key generated, or give each its own long random key.")
 
 
+def port_in_use(port: int) -> str:
+    return (f"make run: port {port} on 127.0.0.1 is in use (another make run?): stop that server, "
+            f"or choose another port, e.g. make run PORT={port + 1 if port < 65535 else 8001}")
+
+
+def port_from_env() -> int:
+    raw = os.environ.get("PORT", "8000")
+    if not raw.isdigit() or int(raw) > 65535:
+        sys.exit(f"make run: PORT={raw!r} is not a port: give 1 to 65535, or 0 for any free one")
+    return int(raw)
+
+
+def refuse_busy_port(port: int) -> None:
+    """Says so at once, in one line, instead of a traceback after the store and the app have started."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as waitress binds: TIME_WAIT is no owner
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                sys.exit(port_in_use(port))
+            raise
+
+
 def main() -> int:
     refuse_bad_keys()  # before anything starts: nothing to stop
+    port = port_from_env()
+    refuse_busy_port(port)
     from app import app
 
-    port = int(os.environ.get("PORT", "8000"))
     use_local_credentials()
     embedded = None
     if not endpoint_from_env():
@@ -64,7 +93,12 @@ def main() -> int:
         start_reconciler_timer(timers, lambda: services)
         start_sync_timer(timers, lambda: services)
 
-        server = make_server(LocalGateway(app), port, Limits.from_env())
+        try:
+            server = make_server(LocalGateway(app), port, Limits.from_env())
+        except OSError as exc:  # taken since refuse_busy_port looked
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            sys.exit(port_in_use(port))
         print(f"store: {settings.endpoint_url or 'AWS'} table {settings.table_name}"
               f"{' (embedded, in memory)' if embedded else ''}", flush=True)
         for variable, raw in generated.items():
