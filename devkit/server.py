@@ -5,6 +5,8 @@ server, started in this process on a free loopback port, so two servers side
 by side each get their own empty store. With one of them set, that endpoint is
 used (DynamoDB Local, LocalStack, AWS). The table is created if missing.
 
+Logs: RP_LOG_FORMAT (text or json); unset, text when stdout is a terminal, else json.
+
 Keys: the variables of devkit/keys.py (RP_SITE_KEY_K8S, RP_SITE_KEY_SLURM,
 RP_SERVICE_KEY, RP_PLACEMENT_KEY), when set, are registered as valid keys; any that is not set is
 generated and printed once. Keys that are too short or shared refuse the start.
@@ -26,6 +28,7 @@ from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.service import start_sync_timer
 from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.reconciler import start_reconciler_timer
+from chalicelib.observability import use_log_format
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 from devkit.embedded_store import start_embedded_store
@@ -69,6 +72,8 @@ def refuse_busy_port(port: int) -> None:
 
 
 def main() -> int:
+    # Readable lines for a person at a terminal; JSON lines when the output goes to a file or a program.
+    use_log_format(os.environ.get("RP_LOG_FORMAT") or ("text" if sys.stdout.isatty() else "json"))
     refuse_bad_keys()  # before anything starts: nothing to stop
     port = port_from_env()
     refuse_busy_port(port)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -198,3 +199,32 @@ def test_an_invalid_event_batch_logs_the_pointer(api, keys, capture):
     assert (answer.status, answer.body) == (400, {"code": "invalid_request"})
     raw, lines = _invalid_lines(capture)
     assert SENTINEL not in raw and [line["pointer"] for line in lines] == ["/events/1/revision"]
+
+
+# --- RP_LOG_FORMAT: text for people at make run, JSON everywhere else -------------------------------------
+
+
+def test_the_log_format_is_json_unless_text_is_asked_for():
+    assert observability.log_format({}) == "json"
+    assert observability.log_format({"RP_LOG_FORMAT": "text"}) == "text"
+    with pytest.raises(ValueError, match="RP_LOG_FORMAT='yaml': use one of json, text"):
+        observability.log_format({"RP_LOG_FORMAT": "yaml"})
+
+
+def test_a_text_line_has_the_same_fields_readably():
+    line = observability.text_line({"level": "INFO", "location": "x:1", "message": "request",
+                                     "timestamp": "2026-03-01 10:00:00,123+0000", "service": "rp",
+                                     "operation": "report", "status": 200, "code": None, "latencyMs": 3.2})
+    assert line == "10:00:00 INFO    request  operation=report status=200 latencyMs=3.2"
+
+
+def test_text_logs_are_what_a_process_writes_with_rp_log_format_text():
+    import subprocess
+    import sys
+
+    script = ("from chalicelib.observability import logger\n"
+              "logger.info('request', extra={'operation': 'report', 'status': 200})\n")
+    env = {"RP_LOG_FORMAT": "text", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                         timeout=60, cwd=observability.__file__.rsplit("/chalicelib/", 1)[0])
+    assert re.fullmatch(r"\d\d:\d\d:\d\d INFO    request  operation=report status=200\n", out.stdout), out.stdout
