@@ -66,7 +66,7 @@ lock: | $(UV) ## refresh the locks requirements*.txt from requirements*.in (UPGR
 run: setup-serve ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
 	PORT=$(PORT) $(PY) -m devkit.server
 
-# The integration tier's store (README "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
+# The integration tier's store (docs/testing.md "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
 # unset, devkit/stores.py takes DynamoDB Local when it can run, else moto (and says so).
 NODE_DEPS := node_modules/.package-lock.json
 
@@ -114,7 +114,7 @@ lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cf
 	$(MAKE) --no-print-directory $(addprefix package-,$(LINT_STAGES))
 	$(VENV)/bin/cfn-lint $(foreach s,$(LINT_STAGES),$(BUILD)/$(s)/sam.json)
 
-# --- Deployment (infra/; README "Deployment") --------------------------------------------------
+# --- Deployment (infra/; docs/operations/deploy.md) ------------------------------------------
 BUILD := build
 LINT_STAGES ?= dev prod
 STACK ?= resource-provisioning-$(STAGE)
@@ -156,7 +156,7 @@ localstack-down: ## stop the LocalStack container localstack-up started
 localstack-deploy: setup ## the data plane (table, queue + DLQ, EventBridge rule) of $(STAGE) on LocalStack
 	$(PY) -m infra.localstack deploy --stage $(STAGE) --endpoint $(LOCALSTACK_ENDPOINT)
 
-# --- Contract fuzzing, load and fault tests (README "Fuzzing, load and fault tests") ------------
+# --- Contract fuzzing, load and fault tests (docs/testing.md "Fuzzing, load and fault tests") ---
 # Each starts its own servers on free 127.0.0.1 ports and stops them, also on failure.
 .PHONY: fuzz load fault
 

@@ -8,7 +8,7 @@ declares for the data: the table (schema.ensure_table: keys, index, TTL; then
 point-in-time recovery), the events queue and its dead-letter queue with the
 redrive policy, the EventBridge rule with its target and the queue policies.
 It is idempotent. The functions and the API are not deployed: run the API
-with `make run` pointed at the endpoint (README "Deployment").
+with `make run` pointed at the endpoint (docs/operations/localstack.md).
 
 Emulators take any credentials; dummy ones are used unless some are set.
 """
