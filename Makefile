@@ -153,8 +153,8 @@ localstack-up: setup ## LocalStack (Docker) on 127.0.0.1:$(LOCALSTACK_PORT): Dyn
 localstack-down: ## stop the LocalStack container localstack-up started
 	docker stop $(LOCALSTACK_CONTAINER)
 
-localstack-deploy: setup ## the data plane (table, queue + DLQ, EventBridge rule) of $(STAGE) on LocalStack
-	$(PY) -m infra.localstack deploy --stage $(STAGE) --endpoint $(LOCALSTACK_ENDPOINT)
+localstack-deploy: package-$(STAGE) ## the packaged template's data plane (table, queues, rule, policies) on LocalStack
+	$(PY) -m infra.localstack deploy --template $(BUILD)/$(STAGE)/sam.json --endpoint $(LOCALSTACK_ENDPOINT)
 
 # --- Contract fuzzing, load and fault tests (docs/testing.md "Fuzzing, load and fault tests") ---
 # Each starts its own servers on free 127.0.0.1 ports and stops them, also on failure.
