@@ -92,6 +92,8 @@ class Family:
     # True: a wrong method is answered only to a principal holding a grant of the path (the agent contract);
     # False: to any principal the family accepts (compute: "not found, after authentication").
     wrong_method_needs_grant = True
+    # True: HEAD is served by the path's GET route, without its body; False: HEAD is a wrong method (405).
+    head_from_get = True
 
     def begin(self, request: Request) -> None:
         """Family-wide checks before authentication (Placement: the microversion)."""
@@ -191,8 +193,8 @@ class Forbidden(Exception):
         self.grant = grant
 
 
-def _served_by(routes: Mapping[str, Route], method: str) -> Route | None:
-    if method == "HEAD" and "HEAD" not in routes:
+def _served_by(family: Family, routes: Mapping[str, Route], method: str) -> Route | None:
+    if method == "HEAD" and "HEAD" not in routes and family.head_from_get:
         return routes.get("GET")
     return routes.get(method)
 
@@ -200,7 +202,7 @@ def _served_by(routes: Mapping[str, Route], method: str) -> Route | None:
 def dispatch(family: Family, routes: Mapping[str, Route], request: Request) -> Reply:
     """One request through the family's conventions; never raises."""
     started = time.perf_counter()
-    route = _served_by(routes, request.method)
+    route = _served_by(family, routes, request.method)
     # A wrong method is still recorded under the path's operation.
     request = replace(request, operation=(route or next(iter(routes.values()))).name)
     try:

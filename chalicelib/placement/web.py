@@ -1,5 +1,6 @@
-"""What every Placement handler does with HTTP: the microversion, JSON bodies validated with
-`jsonschema` (details as Placement words them), media types, URLs and cache headers."""
+"""What every Placement handler does with HTTP: the negotiated microversion, JSON bodies validated
+with `jsonschema` (details as Placement words them), media types, URLs and cache headers, and
+`HttpError`, the answers only the HTTP edge gives (406, 415, a route gated by the microversion)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,35 @@ import jsonschema
 
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, microversion
+from chalicelib.placement.microversion import Features, Version
 
 PREFIX = "/placement"
 JSON = "application/json"
 
 FORMAT_CHECKER = jsonschema.FormatChecker()
+# Where the family keeps the request's negotiated microversion (PlacementFamily.begin sets it once).
+VERSION_KEY = "placement.microversion"
+
+
+class HttpError(Exception):
+    """An answer of the HTTP edge itself, in Placement's error format (status, detail, code)."""
+
+    def __init__(self, status: int, detail: str = "", code: str = errors.UNDEFINED,
+                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.code = code
+        self.headers = headers or {}
+        self.extra = extra or {}
+
+
+def bad_request(detail: str, code: str = errors.UNDEFINED) -> HttpError:
+    return HttpError(400, detail, code)
+
+
+def not_found(detail: str = "") -> HttpError:
+    return HttpError(404, detail)
 
 
 @FORMAT_CHECKER.checks("uuid")
@@ -36,16 +61,34 @@ def normal_uuid(value: str) -> str | None:
     return str(parsed) if parsed.hex == stripped else None
 
 
-def version(request: Request) -> tuple[int, int]:
-    return microversion.negotiate(request.headers)
+def keep_version(request: Request, version: Version) -> None:
+    """Once per request, before anything else (the context is the request's own mapping)."""
+    context = request.context
+    assert isinstance(context, dict)
+    context[VERSION_KEY] = version
+
+
+def negotiated(request: Request) -> Version | None:
+    """The request's microversion; None when negotiation failed (or has not happened)."""
+    found = request.context.get(VERSION_KEY)
+    return found if isinstance(found, tuple) else None
+
+
+def version(request: Request) -> Version:
+    found = negotiated(request)
+    assert found is not None, "PlacementFamily.begin negotiates the microversion before any handler"
+    return found
+
+
+def features(request: Request) -> Features:
+    return microversion.features(version(request))
 
 
 def require_json(request: Request) -> None:
     """415 unless the body is declared application/json (Placement's require_content)."""
     declared = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if declared != JSON:
-        raise errors.PlacementError(
-            415, f"The media type {declared or 'None'} is not supported, use {JSON}")
+        raise HttpError(415, f"The media type {declared or 'None'} is not supported, use {JSON}")
 
 
 def check_accept(request: Request) -> None:
@@ -55,7 +98,7 @@ def check_accept(request: Request) -> None:
         return
     offers = [part.split(";", 1)[0].strip().lower() for part in accept.split(",")]
     if not any(o in (JSON, "application/*", "*/*") for o in offers):
-        raise errors.PlacementError(406, f"Only {JSON} is provided")
+        raise HttpError(406, f"Only {JSON} is provided")
 
 
 _VALIDATORS: dict[int, Any] = {}
@@ -75,7 +118,7 @@ def _validate(data: Any, schema: dict[str, Any], prefix: str) -> None:
     """As jsonschema.validate: the best-matching error, worded by jsonschema."""
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
     if error is not None:
-        raise errors.bad_request(f"{prefix}: {error}")
+        raise bad_request(f"{prefix}: {error}")
 
 
 def validate(data: Any, schema: dict[str, Any]) -> None:
@@ -87,7 +130,7 @@ def json_body(request: Request, schema: dict[str, Any]) -> Any:
     try:
         data = json.loads(request.body.decode("utf-8") if request.body else "")
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.bad_request(f"Malformed JSON: {exc}") from None
+        raise bad_request(f"Malformed JSON: {exc}") from None
     _validate(data, schema, "JSON does not validate")
     return data
 

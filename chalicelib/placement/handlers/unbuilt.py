@@ -3,10 +3,9 @@ candidates, the reshaper. They answer 404 in Placement's format (docs/placement.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.http.family import Reply, Request
-from chalicelib.placement import errors
+from chalicelib.placement import web
+from chalicelib.placement.service import PlacementService
 
 PATHS = (
     "/placement/traits",
@@ -18,6 +17,6 @@ PATHS = (
 )
 
 
-def not_built(_svc: Any, request: Request) -> Reply:
-    raise errors.not_found("This Placement-compatible service does not provide traits, aggregates, "
-                           "allocation candidates or the reshaper.")
+def not_built(_service: PlacementService, request: Request) -> Reply:
+    raise web.not_found("This Placement-compatible service does not provide traits, aggregates, "
+                        "allocation candidates or the reshaper.")
