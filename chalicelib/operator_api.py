@@ -12,8 +12,7 @@ from chalicelib.compute.errors import InvalidArgument
 from chalicelib.compute.validation import decode_object, parse
 from chalicelib.fleet import reconciler
 from chalicelib.fleet.models import NoInput
-from chalicelib.http.compute import OPERATOR
-from chalicelib.http.family import Reply, Request, Route, build_blueprint
+from chalicelib.http.family import Reply, Request, Route
 from chalicelib.runtime import Services
 from chalicelib.tenants import service as tenants
 from chalicelib.tenants.models import TenantPath
@@ -70,5 +69,3 @@ ROUTES = [
           commitments.reservations),
     # --- end commitment sync ---
 ]
-
-operator_blueprint = build_blueprint(OPERATOR, ROUTES)

@@ -41,8 +41,8 @@ from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.deps import placement_service
 from chalicelib.placement.models import ConsumerWrite
 from chalicelib.placement.service import PlacementService
+from chalicelib.schedules import COMMITMENTS_SCHEDULE  # noqa: F401 (re-exported)
 
-COMMITMENTS_SCHEDULE = "rate(1 hour)"  # app.py's default; infra sets each stage's own
 DEFAULT_LEASE_SECONDS = 900.0  # longer than the function may run (its timeout), so a live pass never loses it
 STATUSES = ("held", "pending", "planned", "unplaced", "released", "conflict")
 PLACEMENT_REFUSED = "placement_refused"  # Placement said no (someone changed the consumer or the pool): next pass

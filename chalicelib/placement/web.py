@@ -10,8 +10,6 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlsplit
 
-import jsonschema
-
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, microversion
 from chalicelib.placement.microversion import Features, Version
@@ -19,7 +17,6 @@ from chalicelib.placement.microversion import Features, Version
 PREFIX = "/placement"
 JSON = "application/json"
 
-FORMAT_CHECKER = jsonschema.FormatChecker()
 # Where the family keeps the request's negotiated microversion (PlacementFamily.begin sets it once).
 VERSION_KEY = "placement.microversion"
 
@@ -45,9 +42,8 @@ def not_found(detail: str = "") -> HttpError:
     return HttpError(404, detail)
 
 
-@FORMAT_CHECKER.checks("uuid")
 def _uuid_like(instance: object) -> bool:
-    """Placement accepts any spelling uuid.UUID accepts (dashless included), as oslo's is_uuid_like."""
+    """Placement accepts any spelling uuid.UUID accepts in bodies (dashless included), as oslo's is_uuid_like."""
     return not isinstance(instance, str) or normal_uuid(instance) is not None
 
 
@@ -101,22 +97,41 @@ def check_accept(request: Request) -> None:
         raise HttpError(406, f"Only {JSON} is provided")
 
 
-_VALIDATORS: dict[int, Any] = {}
+_VALIDATORS: dict[tuple[int, bool], Any] = {}
+_CHECKERS: dict[bool, Any] = {}
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    """One checked validator per schema (jsonschema.validate re-checks the schema on every call)."""
-    found = _VALIDATORS.get(id(schema))
+def _checker(query: bool) -> Any:
+    """Placement's format checkers: in bodies its own `uuid` (any spelling), in query strings jsonschema's
+    default (dashed uuids only: `?uuid=` with 32 hex digits is 400 there)."""
+    found = _CHECKERS.get(query)
     if found is None:
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-        found = _VALIDATORS[id(schema)] = cls(schema, format_checker=FORMAT_CHECKER)
+        import jsonschema
+
+        found = jsonschema.FormatChecker()
+        if not query:
+            found.checks("uuid")(_uuid_like)
+        _CHECKERS[query] = found
     return found
 
 
-def _validate(data: Any, schema: dict[str, Any], prefix: str) -> None:
+def _validator(schema: dict[str, Any], query: bool) -> Any:
+    """One checked validator per schema (jsonschema.validate re-checks the schema on every call)."""
+    found = _VALIDATORS.get((id(schema), query))
+    if found is None:
+        import jsonschema  # on the first Placement request that validates, not at `import app`
+
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        found = _VALIDATORS[(id(schema), query)] = cls(schema, format_checker=_checker(query))
+    return found
+
+
+def _validate(data: Any, schema: dict[str, Any], prefix: str, *, query: bool = False) -> None:
     """As jsonschema.validate: the best-matching error, worded by jsonschema."""
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator(schema, query).iter_errors(data))
     if error is not None:
         raise bad_request(f"{prefix}: {error}")
 
@@ -138,7 +153,7 @@ def json_body(request: Request, schema: dict[str, Any]) -> Any:
 def query(request: Request, schema: dict[str, Any]) -> dict[str, str]:
     """The query string as Placement validates it: one value per name (the last one)."""
     values = {name: vals[-1] for name, vals in request.query.items() if vals}
-    _validate(values, schema, "Invalid query string parameters")
+    _validate(values, schema, "Invalid query string parameters", query=True)
     return values
 
 
