@@ -79,7 +79,8 @@ def as_http_error(error: Exception) -> HttpError:
         return HttpError(401, "The request you have made requires authentication.")
     if isinstance(error, service_errors.MethodNotAllowed):
         allowed = sorted(getattr(error, "allowed", None) or [])
-        return HttpError(405, "", headers={"allow": ", ".join(allowed)} if allowed else {})
+        return HttpError(405, "The method specified is not allowed for this resource.",
+                         headers={"allow": ", ".join(allowed)} if allowed else {})
     if isinstance(error, service_errors.NotFound):
         return HttpError(404, "")
     if isinstance(error, service_errors.Unavailable):
@@ -104,9 +105,18 @@ def _strip_tags(value: str) -> str:
     return _TAG.sub("", value)
 
 
+def effective_accept(request: Request) -> str:
+    """The Accept header as Placement reads it: none, or `*/*`, means application/json (its requestlog)."""
+    accept = request.headers.get("accept")
+    return web.JSON if not accept or accept == "*/*" else accept
+
+
 def _template_body(error: HttpError, request: Request, escape: Any) -> str:
     """webob's body template of the status (405, 406 and 415 have their own), before tags are stripped."""
     detail = escape(error.detail)
+    if error.status == 406:
+        return ("The resource could not be generated that was acceptable to your browser\n"
+                f"(content of type {escape(effective_accept(request))}. <br /><br />\n{detail}")
     if error.status == 405:
         return f"The method {escape(request.method)} is not allowed for this resource. <br /><br />\n{detail}"
     if error.status == 415:
@@ -130,19 +140,20 @@ def error_entry(error: HttpError, request: Request, version: microversion.Versio
     return entry
 
 
-def error_format(accept: str | None) -> str:
-    """What webob answers an error in: "json", "html" or "plain", by the offers it can make.
+def error_format(accept: str) -> str:
+    """What webob answers an error in: "json", "html" or "plain", by the offers it can make (`accept` as
+    `effective_accept` reads it).
 
     An Accept admitting `application/json` with parameters (`; charset=utf-8`) is answered in JSON: its
     success answers are JSON too (see docs/placement.md: Placement's 406 there is a bug we do not copy)."""
-    if accept is not None and accept.strip().lower() == web.JSON:
+    if accept.strip().lower() == web.JSON:
         return "json"
     from webob.acceptparse import create_accept_header  # on the first error with another Accept header
 
-    offers = create_accept_header(header_value=accept or "").acceptable_offers(offers=["text/html", web.JSON])
+    offers = create_accept_header(header_value=accept).acceptable_offers(offers=["text/html", web.JSON])
     if offers:
         return "html" if offers[0][0] == "text/html" else "json"
-    ranges = [part.split(";", 1)[0].strip().lower() for part in (accept or "").split(",")]
+    ranges = [part.split(";", 1)[0].strip().lower() for part in accept.split(",")]
     return "json" if web.JSON in ranges else "plain"
 
 
@@ -161,11 +172,11 @@ class PlacementFamily(Family):
     head_from_get = False  # Placement answers HEAD 405 with Allow on every route
 
     def begin(self, request: Request) -> None:
-        if _path(request).endswith("/") and _path(request) != ROOT_WITH_SLASH:
-            raise service_errors.NotFound()  # as Placement: `/resource_providers/` is not `/resource_providers`
         sent = request.all(microversion.HEADER.lower())
         folded = {microversion.HEADER.lower(): ", ".join(sent)} if sent else {}
         web.keep_version(request, microversion.negotiate(folded))  # 400 / 406 before anything else
+        if _path(request).endswith("/") and _path(request) != ROOT_WITH_SLASH:
+            raise service_errors.NotFound()  # as Placement: `/resource_providers/` is not `/resource_providers`
         if request.body and not request.headers.get("content-type"):
             raise HttpError(400, "content-type header required when content-length is set")
 
@@ -182,7 +193,10 @@ class PlacementFamily(Family):
     def render(self, request: Request, error: Exception) -> Reply:
         problem = as_http_error(error)
         headers = dict(problem.headers)
-        kind = error_format(request.headers.get("accept"))
+        if request.method == "HEAD":  # webob's answer to HEAD: the status and headers, no body
+            headers["content-type"] = "text/html; charset=UTF-8"
+            return Reply(status=problem.status, body=None, headers=headers)
+        kind = error_format(effective_accept(request))
         if kind != "json":
             headers["content-type"] = f"text/{kind}; charset=UTF-8"
             return Reply(status=problem.status, body=error_text(problem, request, kind), headers=headers)
@@ -193,7 +207,8 @@ class PlacementFamily(Family):
         version = web.negotiated(request)
         if version is not None:
             reply.headers["openstack-api-version"] = microversion.response_header(version)
-            reply.headers["vary"] = microversion.HEADER.lower()
+            if reply.status != 404:  # Placement's 404s leave the microversion middleware without it
+                reply.headers["vary"] = microversion.HEADER.lower()
         reply.headers[REQUEST_ID_HEADER] = request_id(request)
         return reply
 

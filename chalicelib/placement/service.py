@@ -49,6 +49,9 @@ class PlacementService:
 
     def create_provider(self, name: str, uuid: str | None) -> Provider:
         provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us())
+        if not name:  # as Placement (its schema allows "", its object refuses it)
+            raise errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
+                                 "Object action create failed because: name is required")
         try:
             self.store.create_provider(provider)
         except ConditionFailed as failed:

@@ -171,6 +171,9 @@ def absolute(request: Request, path: str) -> str:
     return request.url_root.rstrip("/") + PREFIX + path
 
 
+NOT_MODIFIED = -1.0  # `last_modified` of an answer Placement sends without the header (no inventories)
+
+
 def http_date(epoch: float | None) -> str:
     return formatdate(epoch, usegmt=True)
 
@@ -181,7 +184,8 @@ def reply(request: Request, status: int, body: Any = None, *, last_modified: flo
     out = dict(headers or {})
     if body is not None and cache and version(request) >= (1, 15):
         out["cache-control"] = "no-cache"
-        out["last-modified"] = http_date(last_modified or None)
+        if last_modified != NOT_MODIFIED:
+            out["last-modified"] = http_date(last_modified or None)
     return Reply(status=status, body=body, headers=out)
 
 

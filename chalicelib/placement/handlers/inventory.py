@@ -46,7 +46,9 @@ def list_all(service: PlacementService, request: Request) -> Reply:
     if provider is None:
         raise errors.ProviderNotFound(
             f"No resource provider with uuid {uuid} found : No resource provider with uuid {uuid} found")
-    return web.reply(request, 200, _all(provider), last_modified=provider.updated_at)
+    # Placement takes last-modified from the inventories: none, no header.
+    last_modified = provider.updated_at if provider.inventories else web.NOT_MODIFIED
+    return web.reply(request, 200, _all(provider), last_modified=last_modified)
 
 
 def replace_all(service: PlacementService, request: Request) -> Reply:
