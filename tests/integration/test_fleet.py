@@ -385,8 +385,8 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
-    from chalicelib.fleet.keys import provider_write_items
-    from chalicelib.fleet.placement_writes import provider_items
+    from chalicelib.placement import items
+    from chalicelib.placement.models import Inventory
 
     assert _apply(http, document())[0] == 200
     changed = document()
@@ -394,17 +394,15 @@ def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_
     plan_hash = _plan(http, changed)["planHash"]
     pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
     placement = PlacementStore(services.client, services.table)
-    assert provider_write_items(services.client, services.table, pool_id, "other/gpu") == []
     sneaked = []
 
     def sneak(request, **_):
         if not sneaked:
             sneaked.append(1)
             read = placement.provider(pool_id)
-            items, _refs = provider_items(services.table, read, pool_id, read.name, {"VCPU": (3, 0)})
-            bump = provider_write_items(services.client, services.table, pool_id, read.name)
-            assert len(bump) == 1
-            transact(services.client, [*items, *bump])
+            _written, ops = items.write_inventories(services.table, read, {"VCPU": Inventory(total=3)})
+            assert [o.name for o in ops if o.name == items.LINKED_VERSION] == [items.LINKED_VERSION]
+            transact(services.client, ops)
 
     services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
     try:
