@@ -16,7 +16,7 @@ from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key
 from chalicelib.store.ops import get_item
 from tests.integration.placement.conftest import PlacementClient
-from tests.integration.test_fleet import _apply, _plan, bus, document, http  # noqa: F401 - fixtures
+from tests.integration.test_fleet import _apply, _plan, bus, document, http
 
 __all__ = ["bus", "http"]
 

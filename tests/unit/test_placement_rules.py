@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chalicelib.placement import rules
+from chalicelib.placement import errors, rules
 from chalicelib.placement.classes import class_order
-from chalicelib.placement import errors
 from chalicelib.placement.errors import CONCURRENT_UPDATE, PlacementError
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 
@@ -143,7 +142,8 @@ def test_a_new_claim_never_takes_usage_above_capacity(total, reserved, ratio, us
 
 def test_missing_provider_is_400():
     err = error_of(lambda: decide([write()], providers={RP: None}))
-    assert isinstance(err, errors.UnknownProvider) and f"Allocation for resource provider '{RP}' that does not exist." in err.detail
+    assert isinstance(err, errors.UnknownProvider)
+    assert f"Allocation for resource provider '{RP}' that does not exist." in err.detail
 
 
 def test_unknown_class_is_400_before_inventory_checks():
@@ -154,7 +154,8 @@ def test_unknown_class_is_400_before_inventory_checks():
 
 def test_class_missing_from_inventory_is_409():
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 1, "PCI_DEVICE": 1}})]))
-    assert isinstance(err, errors.AllocationInvalid) and f"Inventory for 'PCI_DEVICE' on resource provider '{RP}' invalid." in err.detail
+    assert isinstance(err, errors.AllocationInvalid)
+    assert f"Inventory for 'PCI_DEVICE' on resource provider '{RP}' invalid." in err.detail
 
 
 def test_consumer_generation_is_checked_before_providers():

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.placement import rules
-from chalicelib.placement import errors
+from chalicelib.placement import errors, rules
 from chalicelib.placement.errors import CONCURRENT_UPDATE, UNDEFINED, PlacementError
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 
