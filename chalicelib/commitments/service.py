@@ -37,8 +37,8 @@ from chalicelib.commitments.upstream import (
 )
 from chalicelib.errors import Unavailable
 from chalicelib.observability import NAMESPACE, SERVICE_NAME, logger, metrics_enabled
-from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.deps import placement_service
+from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.models import ConsumerWrite
 from chalicelib.placement.service import PlacementService
 from chalicelib.schedules import COMMITMENTS_SCHEDULE  # noqa: F401 (re-exported)

@@ -11,4 +11,4 @@ BACKOFF_CAP = 0.05  # the longest pause
 
 def pause_before_retry(attempt: int) -> None:
     """Full jitter over an exponential bound: writers that collided once do not collide again in step."""
-    time.sleep(random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)))  # noqa: S311 - not a secret
+    time.sleep(random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)))

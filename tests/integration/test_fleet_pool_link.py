@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import threading
 
-from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.fleet.keys import fleet_version_key
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key
 from chalicelib.store.ops import get_item
-from tests.integration.placement.conftest import PlacementClient
+from tests.integration.placement.helpers import placement_client, set_inventory_total
 from tests.integration.test_fleet import _apply, _plan, bus, document, http
 
-__all__ = ["bus", "http"]
-
-
-def _placement(services) -> PlacementClient:
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    return PlacementClient(services, raw)
+__all__ = ["bus", "http"]  # the fleet tests' fixtures, used here by name
 
 
 def _fleet_version(services, tenant: str) -> int:
@@ -46,16 +39,12 @@ def test_a_renamed_pool_provider_still_moves_the_fleet_version_and_a_stale_apply
     changed["flavors"][0]["description"] = "bigger"
     plan_hash = _plan(http, changed)["planHash"]
 
-    placement = _placement(services)
+    placement = placement_client(services)
     renamed = placement.put(f"/placement/resource_providers/{provider.uuid}", {"name": "no-tenant-here"},
                             version="1.28")
     assert renamed.status == 200
     before = _fleet_version(services, tenant)
-    path = f"/placement/resource_providers/{provider.uuid}/inventories"
-    current = placement.get(path, version="1.28").body
-    inventories = {**current["inventories"], "VCPU": {**current["inventories"]["VCPU"], "total": 48}}
-    written = placement.put(path, {"resource_provider_generation": current["resource_provider_generation"],
-                                   "inventories": inventories}, version="1.28")
+    written = set_inventory_total(placement, provider.uuid, "VCPU", 48)
     assert written.status == 200, written.body
     assert _fleet_version(services, tenant) == before + 1
     status, body = _apply(http, changed, plan_hash=plan_hash)
@@ -69,7 +58,7 @@ def test_a_rename_racing_an_inventory_write_never_loses_the_fleet_version_bump(h
     provider = _pool_provider(http, services)
     tenant = provider.name.split("/", 1)[0]
     before = _fleet_version(services, tenant)
-    placement = _placement(services)
+    placement = placement_client(services)
     path = f"/placement/resource_providers/{provider.uuid}"
     start = threading.Barrier(2)
     written: list[int] = []
