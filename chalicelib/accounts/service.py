@@ -71,7 +71,7 @@ from chalicelib.idempotency import fingerprint
 from chalicelib.observability import logger
 from chalicelib.store.commands import Command, Outcome, Reread, run_command
 from chalicelib.store.keys import KeyId, key_id
-from chalicelib.store.ops import Item, batch_get
+from chalicelib.store.ops import Item, Op, batch_get
 from chalicelib.store.table import TableAccess
 
 OPERATION = "accounts"
@@ -111,7 +111,7 @@ def _previous_accounts(db: TableAccess, allocation_id: str, current: SetHeader,
 
 
 def _set_ops(db: TableAccess, site: str, allocation_id: str, current: SetHeader | None,
-             request: AccountsRequest, set_fp: str) -> list[dict[str, Any]]:
+             request: AccountsRequest, set_fp: str) -> list[Op]:
     """Header put plus the puts and deletes of every bucket item whose content changed."""
     table = db.table
     groups = group_by_bucket(request.accounts)
@@ -121,7 +121,7 @@ def _set_ops(db: TableAccess, site: str, allocation_id: str, current: SetHeader 
     previous = _previous_accounts(db, allocation_id, current, [b for b in changed if b in old]) \
         if current else {}
 
-    ops: list[dict[str, Any]] = []
+    ops: list[Op] = []
     buckets: dict[str, tuple[str, int]] = {}
     for bucket in sorted(groups):
         if bucket not in changed:
