@@ -9,8 +9,6 @@ family renders it.
 
 from __future__ import annotations
 
-import random
-import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -23,6 +21,7 @@ from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, Pla
 from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
 from chalicelib.fleet.store import NAME_CLAIM_OP, PROVIDER_NEW_OP, VERSION_OP, FleetStore, Snapshot, Status
 from chalicelib.store.ops import MAX_TRANSACTION_OPS, ConditionFailed, Op, TooLarge
+from chalicelib.store.retry import pause_before_retry
 
 # A module write that lost a race (the tenant's version moved) reads again and decides again, with a
 # small jittered pause: a tenant's writes meet on its version item, as Placement's meet on a provider.
@@ -42,8 +41,7 @@ class MethodCatalog(Protocol):
         ...
 
 
-def _pause(attempt: int) -> None:
-    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
+_pause = pause_before_retry  # the one backoff of read-decide-write loops (chalicelib/store/retry.py)
 
 
 def _tenant(principal: Principal) -> str:

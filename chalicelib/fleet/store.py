@@ -200,7 +200,8 @@ class FleetStore:
             elif isinstance(write, SyncProvider):
                 pool = write.pool
                 provider, refs = provider_items(self.table, snapshot.providers.get(pool.id), pool.id,
-                                                provider_name(state.tenant, pool), write.classes)
+                                                provider_name(state.tenant, pool), write.classes,
+                                                tenant=state.tenant)
                 # provider_items' order: a new provider and its name claim, or the update of an existing one (or none).
                 names = (PROVIDER_NEW_OP, NAME_CLAIM_OP) if snapshot.providers.get(pool.id) is None else (PROVIDER_OP,)
                 ops.extend(Op(name, item) for name, item in zip(names, provider, strict=False))

@@ -8,8 +8,9 @@ import threading
 from chalicelib.fleet.store import FleetStore
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.ops import transact
+from tests.integration.placement.helpers import placement_client
 from tests.support.faults import failing
-from tests.support.fleet import FLEET_GRANT, MODULES, document, placement_client
+from tests.support.fleet import FLEET_GRANT, MODULES, document
 from tests.support.fleet import apply as _apply
 from tests.support.fleet import change_inventory_through_placement as _change_inventory_through_placement
 from tests.support.fleet import events as _events
@@ -290,8 +291,8 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(fleet):
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(fleet, services):
-    from chalicelib.fleet.keys import provider_write_items
-    from chalicelib.fleet.placement_writes import provider_items
+    from chalicelib.placement import items
+    from chalicelib.placement.models import Inventory
 
     assert _apply(fleet, document())[0] == 200
     changed = document()
@@ -299,17 +300,15 @@ def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_
     plan_hash = _plan(fleet, changed)["planHash"]
     pool_id = fleet.rpc("pools.list", {}, fleet.token)[1]["items"][0]["id"]
     placement = PlacementStore(services.client, services.table)
-    assert provider_write_items(services.client, services.table, pool_id, "other/gpu") == []
     sneaked = []
 
     def sneak(request, **_):
         if not sneaked:
             sneaked.append(1)
             read = placement.provider(pool_id)
-            items, _refs = provider_items(services.table, read, pool_id, read.name, {"VCPU": (3, 0)})
-            bump = provider_write_items(services.client, services.table, pool_id, read.name)
-            assert len(bump) == 1
-            transact(services.client, [*items, *bump])
+            _written, ops = items.write_inventories(services.table, read, {"VCPU": Inventory(total=3)})
+            assert [o.name for o in ops if o.name == items.LINKED_VERSION] == [items.LINKED_VERSION]
+            transact(services.client, ops)
 
     services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
     try:

@@ -7,12 +7,12 @@ import pytest
 from chalicelib.fleet.models import object_id
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
+from tests.integration.placement.helpers import placement_client as _placement
 from tests.support.fleet import apply as _apply
 from tests.support.fleet import change_inventory_through_placement as _change_inventory_through_placement
 from tests.support.fleet import document
 from tests.support.fleet import events as _events
 from tests.support.fleet import export as _export
-from tests.support.fleet import placement_client as _placement
 from tests.support.fleet import plan as _plan
 from tests.support.fleet import pool_id as _pool_id
 from tests.support.fleet import reconcile as _reconcile

@@ -1,5 +1,5 @@
-"""Fleet tests' builders: a FleetConfig document, the compute API over HTTP, a Placement client with its own
-key, and the few calls every fleet test makes (plan, apply, reconcile, events, a Placement inventory write).
+"""Fleet tests' builders: a FleetConfig document, the compute API over HTTP, and the few calls every fleet test
+makes (plan, apply, reconcile, events, a Placement inventory write through the Placement tier's builders).
 
 The fixtures `bus` and `fleet` (tests/support/fleet_fixtures.py) hand these to a test."""
 
@@ -92,22 +92,10 @@ def events(http: FleetHttp) -> list[dict[str, Any]]:
     return list(body["events"])
 
 
-def placement_client(services: Any) -> Any:
-    """A Placement client with a Placement key of its own (as an operator would call `/placement`)."""
-    from chalicelib.auth.keys import generate_key, hash_key
-    from tests.integration.placement.conftest import PlacementClient
-
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    return PlacementClient(services, raw)
-
-
 def change_inventory_through_placement(services: Any, pool: str, total: int) -> None:
-    """`PUT /placement/resource_providers/{uuid}/inventories` setting VCPU's total, through the Placement API."""
-    placement = placement_client(services)
-    path = f"/placement/resource_providers/{pool}/inventories"
-    current = placement.get(path, version="1.28").body
-    inventories = {**current["inventories"], "VCPU": {**current["inventories"]["VCPU"], "total": total}}
-    answer = placement.put(path, {"resource_provider_generation": current["resource_provider_generation"],
-                                  "inventories": inventories}, version="1.28")
+    """`PUT /placement/resource_providers/{uuid}/inventories` setting VCPU's total, through the Placement API
+    with a Placement key of its own (the Placement tier's builders), as an operator would."""
+    from tests.integration.placement.helpers import placement_client, set_inventory_total
+
+    answer = set_inventory_total(placement_client(services), pool, "VCPU", total)
     assert answer.status == 200, answer.body
