@@ -67,7 +67,7 @@ def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str,
     event = None
     if changed:
         event = new_event("fleet.drifted" if drifted else "fleet.converged", status.tenant, planned.plan_hash,
-                       planned.summary, now)
+                          planned.summary, now)
         items.append(store.outbox_item(event))
     elif not drifted:
         return None  # converged and recorded so: nothing to write

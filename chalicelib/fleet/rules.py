@@ -79,7 +79,7 @@ def check_unique(document: FleetDocument, base: str = "/document") -> None:
             if item.name in seen:
                 where = "pool" if kind == QUOTAS else "name"
                 raise InvalidInput(f"{base}/{kind}/{item.index}/{where}",
-                                      "Two objects of one kind in the document have one name.")
+                                   "Two objects of one kind in the document have one name.")
             seen.add(item.name)
 
 
