@@ -15,7 +15,8 @@ The syntax, as oslo.policy reads it (decision 0040 says why not oslo.policy itse
 
 Whatever does not parse fails closed: the whole check string becomes `!`, as oslo.policy does.
 Kinds oslo.policy resolves by a remote call (`http:`, `https:`) fail closed here: nothing on the
-request path may call out.
+request path may call out. Check nodes are plain slotted classes, not dataclasses: this module loads
+on the first Placement request, where class creation shows.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 Target = Mapping[str, Any]
@@ -51,9 +51,11 @@ class Check(Protocol):
     def __str__(self) -> str: ...
 
 
-@dataclass(frozen=True)
 class Always:
-    result: bool
+    __slots__ = ("result",)
+
+    def __init__(self, result: bool) -> None:
+        self.result = result
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         return self.result
@@ -62,9 +64,11 @@ class Always:
         return "@" if self.result else "!"
 
 
-@dataclass(frozen=True)
 class Not:
-    check: Check
+    __slots__ = ("check",)
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         return not self.check(target, creds, rules, seen)
@@ -73,9 +77,11 @@ class Not:
         return f"not {self.check}"
 
 
-@dataclass(frozen=True)
 class AllOf:
-    checks: tuple[Check, ...]
+    __slots__ = ("checks",)
+
+    def __init__(self, checks: tuple[Check, ...]) -> None:
+        self.checks = checks
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         return all(check(target, creds, rules, seen) for check in self.checks)
@@ -84,9 +90,11 @@ class AllOf:
         return "(" + " and ".join(str(c) for c in self.checks) + ")"
 
 
-@dataclass(frozen=True)
 class AnyOf:
-    checks: tuple[Check, ...]
+    __slots__ = ("checks",)
+
+    def __init__(self, checks: tuple[Check, ...]) -> None:
+        self.checks = checks
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         return any(check(target, creds, rules, seen) for check in self.checks)
@@ -95,9 +103,11 @@ class AnyOf:
         return "(" + " or ".join(str(c) for c in self.checks) + ")"
 
 
-@dataclass(frozen=True)
 class RuleRef:
-    name: str
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         if self.name in seen:  # a rule that refers back to itself: oslo.policy recurses until it fails
@@ -113,9 +123,11 @@ class RuleRef:
         return f"rule:{self.name}"
 
 
-@dataclass(frozen=True)
 class Role:
-    match: str
+    __slots__ = ("match",)
+
+    def __init__(self, match: str) -> None:
+        self.match = match
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         wanted = _substitute(self.match, target)
@@ -130,10 +142,12 @@ class Role:
         return f"role:{self.match}"
 
 
-@dataclass(frozen=True)
 class Generic:
-    kind: str
-    match: str
+    __slots__ = ("kind", "match")
+
+    def __init__(self, kind: str, match: str) -> None:
+        self.kind = kind
+        self.match = match
 
     def __call__(self, target: Target, creds: Creds, rules: RuleBook, seen: frozenset[str]) -> bool:
         wanted = _substitute(self.match, target)

@@ -80,9 +80,15 @@ def _shape(path: str) -> str:
 
 _BY_SHAPE: dict[tuple[str, str], Operation] = {(op.method, _shape(op.path)): op for op in OPERATIONS}
 assert len(_BY_SHAPE) == len(OPERATIONS), "two operations share a method and path"
-_TEMPLATES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile("^" + re.escape(shape).replace(r"\{\}", "[^/]+") + "$"), shape)
-    for shape in sorted({_shape(op.path) for op in OPERATIONS}, key=lambda s: (s.count("{}"), s)))
+_templates: list[tuple[re.Pattern[str], str]] = []  # compiled on first use: most callers pass templates
+
+
+def _patterns() -> list[tuple[re.Pattern[str], str]]:
+    if not _templates:
+        shapes = sorted({_shape(op.path) for op in OPERATIONS}, key=lambda s: (s.count("{}"), s))
+        _templates.extend((re.compile("^" + re.escape(shape).replace(r"\{\}", "[^/]+") + "$"), shape)
+                          for shape in shapes)
+    return _templates
 
 
 class UnknownOperation(LookupError):
@@ -107,7 +113,7 @@ def operation_for_request(method: str, path: str) -> Operation | None:
     shape = _shape(path)
     if shape in UNGUARDED:
         return None
-    for pattern, template in _TEMPLATES:
+    for pattern, template in _patterns():
         if pattern.match(shape):
             return operation_for(method, template)
     raise UnknownOperation(f"{method} {path}")
