@@ -34,6 +34,7 @@ from chalicelib.config import ConfigurationError, Env, Settings, env_str
 from chalicelib.errors import Unauthorized, Unavailable
 
 if TYPE_CHECKING:
+    from chalicelib.auth.principals import Principal
     from chalicelib.commitments.upstream import OpenStackConfig
 
 log = logging.getLogger(__name__)
@@ -326,3 +327,45 @@ class KeystoneValidator:
         except ks_exceptions.ClientException as error:
             log.warning("Keystone unreachable for token validation", extra={"failure": type(error).__name__})
             raise KeystoneUnavailable() from None
+
+
+# --- Placement's callers in either RP_PLACEMENT_AUTH mode ---------------------------------------------
+
+
+class PlacementCallers:
+    """Who a Placement `X-Auth-Token` speaks for: a Placement key (both modes) as
+    `placement_key_credential()`, else (with `keystone`, RP_PLACEMENT_AUTH=keystone) a Keystone token.
+
+    `authenticate` is the service's key authenticator (`Authenticator.authenticate`, cached); a key of
+    another kind (a Site or service key) is 401 without asking Keystone. `keystone` builds the validator
+    on the first token that is no key (so a deployment whose callers all use keys never reads the
+    OpenStack secret), once.
+    """
+
+    def __init__(self, authenticate: Callable[[str | None], Principal],
+                 keystone: Callable[[], KeystoneValidator] | None = None) -> None:
+        self._authenticate = authenticate
+        self._keystone_factory = keystone
+        self._keystone: KeystoneValidator | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"PlacementCallers(keystone={self._keystone_factory is not None})"
+
+    def credential(self, token: str | None) -> Credential:
+        try:
+            principal = self._authenticate(token)
+        except Unauthorized:
+            if self._keystone_factory is None or not token:
+                raise
+            return self._validator().validate(token)
+        if principal.kind != "placement":
+            raise Unauthorized()
+        return placement_key_credential(principal.name)
+
+    def _validator(self) -> KeystoneValidator:
+        with self._lock:
+            if self._keystone is None:
+                assert self._keystone_factory is not None
+                self._keystone = self._keystone_factory()
+            return self._keystone
