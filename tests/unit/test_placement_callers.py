@@ -85,3 +85,18 @@ def test_every_placement_route_names_its_rule() -> None:
                 continue  # a method upstream does not declare on that path: 405/404 before any policy
         found = operation_for(route.method, route.path)
         assert (found is None) == (route.name == "placement.root"), route.name
+
+
+def test_nothing_of_it_loads_at_import_app() -> None:
+    """The cold-start goal: policy, validator, keystoneauth and PyYAML load on the first Placement
+    request that needs them, never at `import app`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    lazy = ["chalicelib.placement.policy", "chalicelib.auth.keystone", "keystoneauth1", "yaml"]
+    probe = f"import sys, app; print([m for m in {lazy!r} if m in sys.modules])"
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True,
+                         env={"PATH": "/usr/bin:/bin", "POWERTOOLS_METRICS_DISABLED": "true"})
+    assert out.stdout.strip() == "[]"
