@@ -298,12 +298,35 @@ def _retained(services: Services) -> list[str]:
         lines.append(f"  stored list: {stored:,} bytes in {chunks} chunk(s) (zlib of a string table and index rows,"
                      f" {stored / len(first['accounts']):.1f} bytes per account); floor {math.ceil(stored / 4096)}"
                      f" read units (bytes / 4 KB); computing it by DynamoDB's rule: {estimate:,} read units")
+        scenario.svc.authenticator.authenticate(scenario.service_key)
+
+        def event(label: str, data: dict[str, Any]) -> None:
+            """One event through the handler stack, with what its write costs."""
+            (status, answer), elapsed, calls, _ = _measure(scenario.svc, lambda: scenario.call(
+                "POST", "/api/resource-provisioning/events", {"events": [data]}, key=scenario.service_key))
+            assert status == 200 and answer["applied"] == 1, answer
+            by_call = dict(scenario.svc.round_trips.capacity)
+            reads = sum(v for k, v in by_call.items() if k in _READS)
+            writes = sum(v for k, v in by_call.items() if k not in _READS)
+            lines.append(f"  event: {label:21}: {elapsed * 1000:,.0f} ms, {_calls(calls)} round trips, "
+                         f"{writes:,.0f} write units, {reads:,.0f} read units")
+
+        kept = {(a["projectId"], a["partyId"]) for a in first["accounts"]}
+        member = next(e for e in view if e["type"] == "membership" and e["generation"] == 1
+                      and (e["projectId"], e["partyId"]) in kept)
+        event("membership (fences)", {**member, "generation": 2, "revision": 2})
+        fenced = read("after one membership change")
+        assert fenced["revision"] == 3 and len(fenced["accounts"]) < len(first["accounts"])
+        steady = read("steady read again", repeat=5)
+        assert steady == fenced
+        moved = next(i for i in items if i["site"] == "k8s" and i["required"])
+        event("accepted_item (moves)", {**moved, "generation": 7, "revision": 2})
+        changed = read("after one item changed")
+        assert changed["revision"] > fenced["revision"]
         closed = next(e for e in view if e["type"] == "project" and e["state"] == "active")
-        status, _ = scenario.call("POST", "/api/resource-provisioning/events", {"events": [
-            {**closed, "state": "closed", "revision": 2}]}, key=scenario.service_key)
-        assert status == 200
+        event("project (closes)", {**closed, "state": "closed", "revision": 2})
         changed = read("after a Project closed")
-        assert changed["revision"] == 3 and len(changed["accounts"]) < len(first["accounts"])
+        assert len(changed["accounts"]) < len(fenced["accounts"])
         assert read("steady read again", repeat=5) == changed
         return lines
     finally:
