@@ -20,6 +20,11 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+# The scopes and counters are the view's keys (it writes them); the list is computed from them.
+from chalicelib.view.keys import CHANGE_SHARDS as CHANGE_SHARDS
+from chalicelib.view.keys import change_shard as change_shard
+from chalicelib.view.keys import pair_scope, party_scope, project_scope
+
 PROJECT_INACTIVE = "project_inactive"
 MANAGEMENT_GENERATION = "management_generation"
 BINDING_MISSING = "binding_missing"
@@ -108,17 +113,11 @@ def as_body(revision: int, accounts: list[RetainedAccount]) -> dict[str, object]
 
 # --- the stored list (docs/decisions/0002-retained-accounts-materialized.md) -------------------
 
-CHANGE_SHARDS = 32
 LIST_FORMAT = 1
 # A chunk's bytes stay well below DynamoDB's 400 KB item limit, with room for its key and names.
 CHUNK_BYTES = 350_000
 
 Stamp = Mapping[str, int]  # change counter (its sort key) -> its count, as a list was computed from
-
-
-def change_shard(entity: str) -> str:
-    """The sort key of the change counter an input entity's events bump (spreads concurrent bumps)."""
-    return f"changes#{zlib.crc32(entity.encode()) % CHANGE_SHARDS:02d}"
 
 
 def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
@@ -131,6 +130,24 @@ def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
         return False
     names = set(stamp) | set(counters)
     return all(stamp.get(n, 0) == counters.get(n, 0) for n in names)
+
+
+def in_scopes(account: RetainedAccount, scopes: frozenset[str]) -> bool:
+    """Whether a change of one of the scopes can change this row (its Project, Party or pair)."""
+    project_id, party_id = account[0], account[1]
+    return (project_scope(project_id) in scopes or party_scope(party_id) in scopes
+            or pair_scope(project_id, party_id) in scopes)
+
+
+def patch_list(stored: Iterable[RetainedAccount], scopes: frozenset[str],
+               recomputed: Iterable[RetainedAccount]) -> list[RetainedAccount]:
+    """The list with every row of the scopes replaced by `recomputed` (the rows of every item in them).
+
+    A row depends only on the items of its (Project, Party) pair and that pair's Project, binding and
+    membership, so the rows outside the scopes are what a full computation would give them.
+    """
+    kept = {row for row in stored if not in_scopes(row, scopes)}
+    return sorted(kept | set(recomputed))
 
 
 def encode_list(accounts: list[RetainedAccount]) -> bytes:

@@ -34,11 +34,13 @@ item ever, revision 0 and an empty list.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chalicelib.errors import Unavailable
 from chalicelib.observability import logger
 from chalicelib.retained.materialized import (
+    Header,
     SiteState,
     claim_revision,
     read_list,
@@ -46,18 +48,22 @@ from chalicelib.retained.materialized import (
     read_state,
     store_list,
 )
-from chalicelib.retained.reader import query_required_items, read_view
+from chalicelib.retained.reader import query_required_items, query_scopes, read_view
 from chalicelib.retained.rules import (
     RetainedAccount,
     as_body,
     is_current,
     list_digest,
+    patch_list,
     retained_accounts,
 )
 from chalicelib.runtime import Services
 
 _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
+# More pending scopes than this (a burst of events between two reads) and one full computation is
+# cheaper than a Query per scope: the list is computed from the Site's items, as on its first read.
+MAX_FOLDED_SCOPES = 200
 
 
 # The named causes of this read's 503s (the HTTP layer logs the cause's class name).
@@ -79,16 +85,46 @@ def compute_list(services: Services, site: str) -> list[RetainedAccount]:
     return retained_accounts(items, projects, bindings, memberships)
 
 
+def _stored(services: Services, site: str, header: Header) -> tuple[list[RetainedAccount], str] | None:
+    stored = read_list(services.client, services.table, site, header)
+    return None if stored is None else (stored, header.digest)
+
+
+def _fold(services: Services, site: str, state: SiteState, header: Header,
+          scopes: frozenset[str]) -> tuple[list[RetainedAccount], str] | None:
+    """The stored list with the rows of the pending scopes computed again from the item index and the
+    view entities they name; stored, and the scopes taken off the counters, in one transaction."""
+    client, table = services.client, services.table
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        stored_list = pool.submit(read_list, client, table, site, header)
+        items = query_scopes(client, table, site, scopes)
+        projects, bindings, memberships = read_view(client, table, site, items)
+        stored = stored_list.result()
+    if stored is None:
+        return None
+    accounts = patch_list(stored, scopes, retained_accounts(items, projects, bindings, memberships))
+    unchanged = accounts == stored
+    digest = header.digest if unchanged else list_digest(accounts)
+    store_list(client, table, site, state, accounts, digest, unchanged=unchanged)
+    return accounts, digest
+
+
 def _current_list(services: Services, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
     """The Site's list and its digest; None when the stored list was replaced while being read."""
     header = state.header
-    if header is not None and is_current(header.stamp, state.counters):
-        stored = read_list(services.client, services.table, site, header)
-        return None if stored is None else (stored, header.digest)
+    if header is not None and state.indexed:
+        # The counters name every scope whose rows may have changed since the list was stored.
+        pending = state.pending
+        if not pending:
+            return _stored(services, site, header)
+        if len(pending) <= MAX_FOLDED_SCOPES:
+            return _fold(services, site, state, header, pending)
+    elif header is not None and is_current(header.stamp, state.counters):
+        return _stored(services, site, header)  # a Site with items from before the index: as in 0002
     # The counters were read before the inputs: the list reflects at least every change they count.
     accounts = compute_list(services, site)
     digest = list_digest(accounts)
-    store_list(services.client, services.table, site, header, state.counters, accounts, digest)
+    store_list(services.client, services.table, site, state, accounts, digest)
     return accounts, digest
 
 
