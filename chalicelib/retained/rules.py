@@ -14,6 +14,7 @@ Party's current binding at this Site; `generation` is the item's.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import zlib
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 
 # The scopes and counters are the view's keys (it writes them); the list is computed from them.
 from chalicelib.view.keys import CHANGE_SHARDS as CHANGE_SHARDS
+from chalicelib.view.keys import PAIR_SCOPE, PARTY_SCOPE, PROJECT_SCOPE
 from chalicelib.view.keys import change_shard as change_shard
-from chalicelib.view.keys import pair_scope, party_scope, project_scope
 
 PROJECT_INACTIVE = "project_inactive"
 MANAGEMENT_GENERATION = "management_generation"
@@ -132,22 +133,52 @@ def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
     return all(stamp.get(n, 0) == counters.get(n, 0) for n in names)
 
 
-def in_scopes(account: RetainedAccount, scopes: frozenset[str]) -> bool:
-    """Whether a change of one of the scopes can change this row (its Project, Party or pair)."""
-    project_id, party_id = account[0], account[1]
-    return (project_scope(project_id) in scopes or party_scope(party_id) in scopes
-            or pair_scope(project_id, party_id) in scopes)
+@dataclass(frozen=True)
+class Scopes:
+    """Scopes parsed once (a list of thousands of rows is tested against them)."""
+
+    projects: frozenset[str]
+    parties: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, scopes: Iterable[str]) -> Scopes:
+        projects, parties, pairs = set(), set(), set()
+        for scope in scopes:
+            kind, *ids = scope.split("#")
+            if kind == PROJECT_SCOPE:
+                projects.add(ids[0])
+            elif kind == PARTY_SCOPE:
+                parties.add(ids[0])
+            elif kind == PAIR_SCOPE:
+                pairs.add((ids[0], ids[1]))
+            else:
+                raise ValueError(f"unknown scope {scope!r}")
+        return cls(frozenset(projects), frozenset(parties), frozenset(pairs))
+
+    def holds(self, account: RetainedAccount) -> bool:
+        """Whether a change of one of the scopes can change this row (its Project, Party or pair)."""
+        return account[0] in self.projects or account[1] in self.parties or account[:2] in self.pairs
 
 
-def patch_list(stored: Iterable[RetainedAccount], scopes: frozenset[str],
+def in_scopes(account: RetainedAccount, scopes: Iterable[str]) -> bool:
+    return Scopes.of(scopes).holds(account)
+
+
+def patch_list(stored: Iterable[RetainedAccount], scopes: Iterable[str],
                recomputed: Iterable[RetainedAccount]) -> list[RetainedAccount]:
     """The list with every row of the scopes replaced by `recomputed` (the rows of every item in them).
 
     A row depends only on the items of its (Project, Party) pair and that pair's Project, binding and
     membership, so the rows outside the scopes are what a full computation would give them.
     """
-    kept = {row for row in stored if not in_scopes(row, scopes)}
-    return sorted(kept | set(recomputed))
+    parsed = Scopes.of(scopes)
+    rows = [row for row in stored if not parsed.holds(row)]  # sorted and distinct, as stored
+    for row in sorted(set(recomputed)):  # a few rows: inserted in place rather than the whole list sorted
+        at = bisect.bisect_left(rows, row)
+        if at == len(rows) or rows[at] != row:
+            rows.insert(at, row)
+    return rows
 
 
 def encode_list(accounts: list[RetainedAccount]) -> bytes:
