@@ -33,16 +33,24 @@ from chalicelib.retained.rules import (
     RetainedAccount,
     Stamp,
     decode_list,
+    decode_strings,
     encode_list,
+    encode_strings,
+    patch_list,
     split,
 )
-from chalicelib.store.codec import to_item, to_value
+from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
 from chalicelib.store.ops import TransactionCanceled, batch_get, get_item, query_all, transact
 from chalicelib.view.keys import retained_key
 
 # A new list is written in one transaction (at most 100 items, 4 MB): its chunks and the old ones.
 MAX_CHUNKS = 10
+# A list whose encoding is smaller is written whole at each change (a patch would save little); a
+# larger one keeps its base and stores what changed as one patch item, until the patch passes this
+# share of the base, when the list is written whole again.
+PATCH_FROM_BYTES = 32 * 1024
+PATCH_SHARE = 8
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,25 @@ class Header:
     digest: str
     stamp: Stamp
     version: int = 0  # rises with every commit, the list's or only its stamp's; absent before issue 18
+    base: int = 0  # the generation whose chunks hold the list's base (0: this generation's own)
+    patch: bool = False  # a patch item `<generation>#patch` replaces the rows of its scopes in the base
+    base_bytes: int = 0  # the base's encoded size (0 before issue 18: never patched)
+
+    @property
+    def base_generation(self) -> int:
+        return self.base or self.generation
+
+
+@dataclass(frozen=True)
+class StoredList:
+    """A stored list as read: its base, and the scopes whose rows the patch replaces with its rows."""
+
+    base: list[RetainedAccount]
+    scopes: frozenset[str] = frozenset()
+    rows: list[RetainedAccount] = field(default_factory=list)
+
+    def accounts(self) -> list[RetainedAccount]:
+        return patch_list(self.base, self.scopes, self.rows) if self.scopes else self.base
 
 
 @dataclass(frozen=True)
@@ -90,7 +117,9 @@ def read_state(client: Any, table: str, site: str) -> SiteState:
             indexed = "changes" not in item
         elif sk == "list":
             header = Header(int(item["generation"]), int(item["chunks"]), str(item["digest"]),
-                            {k: int(v) for k, v in item["stamp"].items()}, int(item.get("version", 0)))
+                            {k: int(v) for k, v in item["stamp"].items()}, int(item.get("version", 0)),
+                            int(item.get("base", 0)), bool(item.get("patch", False)),
+                            int(item.get("baseBytes", 0)))
     return SiteState(revision, list_hash, counters, header, scopes, indexed)
 
 
@@ -98,17 +127,34 @@ def _bytes(value: Any) -> bytes:
     return bytes(value.value) if hasattr(value, "value") else bytes(value)
 
 
-def read_list(client: Any, table: str, site: str, header: Header) -> list[RetainedAccount] | None:
-    """The header's list; None when its generation was replaced since the header was read."""
-    keys = [list_chunk_key(site, header.generation, n) for n in range(header.chunks)]
+def patch_key(site: str, generation: int) -> dict[str, Any]:
+    return key(f"RETAINEDLIST#{site}", f"{generation}#patch")
+
+
+def read_stored(client: Any, table: str, site: str, header: Header) -> StoredList | None:
+    """The header's list, base chunks and patch in one BatchGet; None when it was replaced since the
+    header was read (its patch or its base chunks are gone: never mixed with a newer list's)."""
+    base = header.base_generation
+    keys = [list_chunk_key(site, base, n) for n in range(header.chunks)]
+    if header.patch:
+        keys.append(patch_key(site, header.generation))
     found = batch_get(client, table, keys)
-    parts = []
-    for chunk_key in keys:
-        item = found.get((chunk_key["pk"]["S"], chunk_key["sk"]["S"]))
-        if item is None or int(item["generation"]) != header.generation:
-            return None
-        parts.append(_bytes(item["data"]))
-    return decode_list(b"".join(parts))
+    items = [found.get((k["pk"]["S"], k["sk"]["S"])) for k in keys]
+    patch = items.pop() if header.patch else None
+    if any(item is None or int(item["generation"]) != base for item in items):
+        return None
+    accounts = decode_list(b"".join(_bytes(item["data"]) for item in items if item is not None))
+    if not header.patch:
+        return StoredList(accounts)
+    if patch is None or int(patch["generation"]) != header.generation:
+        return None
+    return StoredList(accounts, frozenset(decode_strings(_bytes(patch["scopes"]))), decode_list(_bytes(patch["data"])))
+
+
+def read_list(client: Any, table: str, site: str, header: Header) -> list[RetainedAccount] | None:
+    """The header's list; None when it was replaced since the header was read."""
+    stored = read_stored(client, table, site, header)
+    return None if stored is None else stored.accounts()
 
 
 def _header_condition(replaced: Header | None) -> dict[str, Any]:
@@ -135,10 +181,10 @@ def _list_ops(table: str, site: str, replaced: Header | None, stamp: Stamp, acco
               digest: str) -> list[dict[str, Any]]:
     """The header first, then the new generation's chunks, then the deletes of the one it replaces;
     with no header at all when the list is too big to store (a read computes it every time)."""
-    chunks = split(encode_list(accounts), CHUNK_BYTES)
+    encoded = encode_list(accounts)
+    chunks = split(encoded, CHUNK_BYTES)
     condition = _header_condition(replaced)
-    old_chunks = [{"Delete": {"TableName": table, "Key": list_chunk_key(site, replaced.generation, n)}}
-                  for n in range(replaced.chunks)] if replaced is not None else []
+    old_chunks = _old_list_deletes(table, site, replaced)
     if len(chunks) > MAX_CHUNKS:
         if replaced is None:
             return []
@@ -146,12 +192,47 @@ def _list_ops(table: str, site: str, replaced: Header | None, stamp: Stamp, acco
     generation = replaced.generation + 1 if replaced is not None else 1
     header = {**list_header_key(site), **to_item({
         "generation": generation, "chunks": len(chunks), "digest": digest, "entries": len(accounts),
-        "stamp": dict(stamp), "version": (replaced.version if replaced is not None else 0) + 1})}
+        "stamp": dict(stamp), "version": (replaced.version if replaced is not None else 0) + 1,
+        "baseBytes": len(encoded)})}
     ops: list[dict[str, Any]] = [{"Put": {"TableName": table, "Item": header, **condition}}]
     ops += [{"Put": {"TableName": table, "Item": {**list_chunk_key(site, generation, n),
                                                    "generation": {"N": str(generation)}, "data": {"B": data}}}}
             for n, data in enumerate(chunks)]
     return ops + old_chunks
+
+
+def _old_list_deletes(table: str, site: str, replaced: Header | None) -> list[dict[str, Any]]:
+    if replaced is None:
+        return []
+    ops = [{"Delete": {"TableName": table, "Key": list_chunk_key(site, replaced.base_generation, n)}}
+           for n in range(replaced.chunks)]
+    if replaced.patch:
+        ops.append({"Delete": {"TableName": table, "Key": patch_key(site, replaced.generation)}})
+    return ops
+
+
+def _patch_ops(table: str, site: str, replaced: Header, stamp: Stamp, accounts: list[RetainedAccount],
+               digest: str, patch: StoredList) -> list[dict[str, Any]] | None:
+    """The new generation as the replaced one's base and a patch (`patch.scopes`, `patch.rows`): the
+    header, the new patch item, the old patch's delete. None when the list is better written whole:
+    small enough that a patch saves nothing, or a patch grown past its share of the base."""
+    if replaced.base_bytes < PATCH_FROM_BYTES:
+        return None
+    scopes, rows = encode_strings(sorted(patch.scopes)), encode_list(patch.rows)
+    if len(scopes) + len(rows) > min(replaced.base_bytes // PATCH_SHARE, CHUNK_BYTES):
+        return None
+    generation = replaced.generation + 1
+    header = {**list_header_key(site), **to_item({
+        "generation": generation, "chunks": replaced.chunks, "digest": digest, "entries": len(accounts),
+        "stamp": dict(stamp), "version": replaced.version + 1, "base": replaced.base_generation, "patch": True,
+        "baseBytes": replaced.base_bytes})}
+    ops: list[dict[str, Any]] = [
+        {"Put": {"TableName": table, "Item": header, **_header_condition(replaced)}},
+        {"Put": {"TableName": table, "Item": {**patch_key(site, generation), "generation": {"N": str(generation)},
+                                               "scopes": {"B": scopes}, "data": {"B": rows}}}}]
+    if replaced.patch:
+        ops.append({"Delete": {"TableName": table, "Key": patch_key(site, replaced.generation)}})
+    return ops
 
 
 def _stamp_ops(table: str, site: str, replaced: Header, stamp: Stamp) -> list[dict[str, Any]]:
@@ -165,17 +246,24 @@ def _stamp_ops(table: str, site: str, replaced: Header, stamp: Stamp) -> list[di
 
 
 def store_list(client: Any, table: str, site: str, state: SiteState, accounts: list[RetainedAccount],
-               digest: str, *, unchanged: bool = False) -> bool:
+               digest: str, *, unchanged: bool = False, patch: StoredList | None = None) -> bool:
     """Store `accounts`, computed from inputs read after `state`, in place of `state.header`'s list
     and take the scopes `state` counted off the counters, in one transaction.
 
-    `unchanged`: the list is the stored one (only its stamp moves; no chunk is written). False when
+    `unchanged`: the list is the stored one (only its stamp moves; no chunk is written). `patch`: the
+    list is the stored list's base with `patch.scopes` replaced by `patch.rows` (a large list is then
+    stored as that base and a small patch, not written whole; decision 0002). False when
     another read committed first (its list is at least as new). A counter whose count moved since
     `state` keeps its scopes (the list is stored without that prune: one more transaction).
     """
     replaced = state.header
+    patched = None
+    if replaced is not None and patch is not None and not unchanged:
+        patched = _patch_ops(table, site, replaced, state.counters, accounts, digest, patch)
     if unchanged and replaced is not None:
         ops = _stamp_ops(table, site, replaced, state.counters)
+    elif patched is not None:
+        ops = patched
     else:
         ops = _list_ops(table, site, replaced, state.counters, accounts, digest)
     prunes = _prune_ops(table, site, state)

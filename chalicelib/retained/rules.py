@@ -201,6 +201,15 @@ def decode_list(data: bytes) -> list[RetainedAccount]:
     return [(strings[p], strings[q], strings[b], int(g)) for p, q, b, g in document["r"]]
 
 
+def encode_strings(strings: list[str]) -> bytes:
+    """zlib of a compact JSON list of strings (a patch's scopes)."""
+    return zlib.compress(json.dumps(strings, separators=(",", ":")).encode("ascii"))
+
+
+def decode_strings(data: bytes) -> list[str]:
+    return [str(s) for s in json.loads(zlib.decompress(data))]
+
+
 def split(data: bytes, size: int = CHUNK_BYTES) -> list[bytes]:
     """Consecutive slices of at most `size` bytes; at least one, so an empty list is one chunk."""
     return [data[i:i + size] for i in range(0, len(data), size)] or [b""]

@@ -42,10 +42,12 @@ from chalicelib.observability import logger
 from chalicelib.retained.materialized import (
     Header,
     SiteState,
+    StoredList,
     claim_revision,
     read_list,
     read_revision,
     read_state,
+    read_stored,
     store_list,
 )
 from chalicelib.retained.reader import query_required_items, query_scopes, read_view
@@ -96,16 +98,23 @@ def _fold(services: Services, site: str, state: SiteState, header: Header,
     view entities they name; stored, and the scopes taken off the counters, in one transaction."""
     client, table = services.client, services.table
     with ThreadPoolExecutor(max_workers=1) as pool:
-        stored_list = pool.submit(read_list, client, table, site, header)
+        reading = pool.submit(read_stored, client, table, site, header)
         items = query_scopes(client, table, site, scopes)
         projects, bindings, memberships = read_view(client, table, site, items)
-        stored = stored_list.result()
+        stored = reading.result()
     if stored is None:
         return None
-    accounts = patch_list(stored, scopes, retained_accounts(items, projects, bindings, memberships))
-    unchanged = accounts == stored
-    digest = header.digest if unchanged else list_digest(accounts)
-    store_list(client, table, site, state, accounts, digest, unchanged=unchanged)
+    before = stored.accounts()
+    recomputed = retained_accounts(items, projects, bindings, memberships)
+    accounts = patch_list(before, scopes, recomputed)
+    if accounts == before:
+        store_list(client, table, site, state, accounts, header.digest, unchanged=True)
+        return accounts, header.digest
+    # The same list as the stored base with one patch: the earlier patch's rows outside these scopes,
+    # and the rows recomputed for them.
+    patch = StoredList(stored.base, stored.scopes | scopes, patch_list(stored.rows, scopes, recomputed))
+    digest = list_digest(accounts)
+    store_list(client, table, site, state, accounts, digest, patch=patch)
     return accounts, digest
 
 
