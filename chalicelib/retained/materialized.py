@@ -1,20 +1,24 @@
-"""The stored retained list: its header, its chunks, and the change counters it is checked against.
+"""The stored retained list: its header, its chunks and patch, and the change counters.
 
-Layout (chalicelib/store/schema.py):
-- `RETAINED#<site>` / `-`: the revision item (`revision`, `listHash`) and `changes`, which the
-  intake adds 1 to with every applied accepted_item of the Site (same transaction).
-- `RETAINED#<site>` / `changes#NN`: `changes`, added 1 to by every applied Project, membership
-  (both Sites) and Party Site binding (its Site) event, in the transaction that writes the entity.
-- `RETAINED#<site>` / `list`: the header of the stored list: `generation`, `chunks`, `digest`,
-  `entries` and `stamp` (every counter's count when the list's inputs were read).
+Layout (chalicelib/store/schema.py; the intake's items are view/keys.py's):
+- `RETAINED#<site>` / `-`: the revision item (`revision`, `listHash`); the intake adds 1 to
+  `revision` with every applied accepted_item of the Site. Before issue 18 it also added 1 to
+  `changes` there: a Site whose revision item has `changes` has items the item index lacks.
+- `RETAINED#<site>` / `changes#NN`: `changes` and `scopes`, the scopes of every applied event
+  counted on it since the list last took them in (view/marks.py), written in the event's transaction.
+- `RETAINED#<site>` / `list`: the header: `generation`, `chunks`, `digest`, `entries`, `stamp`
+  (the counts when the list's inputs were read), `version` (every commit adds 1), `base` and
+  `patch` (the list is the chunks of generation `base` with a patch), `baseBytes`.
 - `RETAINEDLIST#<site>` / `<generation>#<n>`: chunk n of that generation's encoded list (`data`).
+- `RETAINEDLIST#<site>` / `<generation>#patch`: that generation's patch: `scopes` and `data` (the
+  rows those scopes have now, replacing the base's rows of them).
 
-A read takes the whole `RETAINED#<site>` partition in one consistent Query (a few hundred bytes:
-one read unit), then, when the header's stamp still matches the counters, the header's chunks in
-one consistent BatchGet. A new list replaces the header, writes its own chunks and deletes the
-previous generation's in one transaction, on condition that the header is still the one it
-replaces: a reader holding the old header finds its chunks gone (never mixed with new ones) and
-reads again.
+A read takes the whole `RETAINED#<site>` partition in one consistent Query (one read unit while no
+scope is pending), then the header's chunks (and patch) in one consistent BatchGet. A commit is
+one transaction conditioned on the header's `version` that writes the new header, the new chunks
+or patch, the deletes of what the old header named and no longer needs, and takes the folded
+scopes off each counter on condition that its count is still the one read. A reader holding an
+old header finds its chunks or patch gone (never mixed with newer ones) and reads again.
 """
 
 from __future__ import annotations

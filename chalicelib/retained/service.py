@@ -1,11 +1,15 @@
 """`GET /resource-provisioning/{site}/retained-accounts`: the list, and a revision that never lies.
 
-The list is stored (materialized.py) and recomputed only when an input changed since it was
-computed: the intake adds 1 to one of the Site's change counters in the same transaction as every
-applied item, Project, membership or Party Site binding event, and the stored list carries the
-counts it was computed at (its stamp). A read whose counters equal the stamp answers the stored
-list; otherwise it computes the list from the Site's items and the view entities they name
-(reader.py, never a scan) and stores it for the reads after it
+The list is stored (materialized.py) and kept up to date by each change: the intake counts every
+applied item, Project, membership or Party Site binding event on one of the Site's change counters,
+with the scopes (a Project, a Party, a (Project, Party) pair) whose rows it can change, in the
+transaction that writes the entity, and keeps an index of the Site's required items by Project and
+by Party (view/marks.py). A read with no pending scope answers the stored list. A read with pending
+scopes folds them in: it recomputes only their rows, from the index and the view entities it names
+(reader.py), patches the stored list, and stores it in the same transaction that takes those
+scopes off the counters. More than MAX_FOLDED_SCOPES pending scopes, no stored list yet, or a
+Site with items from before the index: the list is computed from the Site's items and the view
+entities they name (never a scan), as on a Site's first read
 (docs/decisions/0002-retained-accounts-materialized.md).
 
 The revision lives on the Site's `RETAINED#<site>` item, with the digest of the list that
