@@ -172,13 +172,13 @@ def _header_condition(replaced: Header | None) -> dict[str, Any]:
 
 
 def _prune_ops(table: str, site: str, state: SiteState) -> list[dict[str, Any]]:
-    """Take the folded scopes off their counters, each only while its count is still the one read
-    (a count that moved may have counted one of them again: it stays, and is folded again later)."""
+    """Take the folded scopes off their counters, each only while its count is still the one read:
+    then its set is still the one read, so it goes whole (however many scopes it holds, the request
+    stays small). A count that moved may have counted one of them again: it stays, folded later."""
     return [{"Update": {"TableName": table, "Key": {"pk": {"S": site_partition(site)}, "sk": {"S": counter}},
-                        "UpdateExpression": "DELETE scopes :s", "ConditionExpression": "changes = :c",
-                        "ExpressionAttributeValues": {":s": {"SS": sorted(scopes)},
-                                                      ":c": {"N": str(state.counters.get(counter, 0))}}}}
-            for counter, scopes in sorted(state.scopes.items())]
+                        "UpdateExpression": "REMOVE scopes", "ConditionExpression": "changes = :c",
+                        "ExpressionAttributeValues": {":c": {"N": str(state.counters.get(counter, 0))}}}}
+            for counter in sorted(state.scopes)]
 
 
 def _list_ops(table: str, site: str, replaced: Header | None, stamp: Stamp, accounts: list[RetainedAccount],

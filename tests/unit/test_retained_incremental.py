@@ -132,3 +132,21 @@ def test_patching_the_marked_scopes_gives_the_list_computed_from_scratch(items, 
     in_scope = [i for i in items if i.required and in_scopes((i.project_id, i.party_id, "", 0), frozen)]
     recomputed = retained_accounts(in_scope, projects, bindings, memberships)
     assert patch_list(before, frozen, recomputed) == retained_accounts(items, projects, bindings, memberships)
+
+
+rows_ = st.lists(st.tuples(st.sampled_from(PROJECTS), st.sampled_from(PARTIES), st.sampled_from(["b1", "b2"]),
+                           st.integers(1, 3)), unique=True, max_size=10).map(sorted)
+scopes_ = st.sets(st.sampled_from([project_scope(p) for p in PROJECTS] + [party_scope(q) for q in PARTIES]
+                                  + [pair_scope(p, q) for p in PROJECTS for q in PARTIES]), max_size=3)
+
+
+@given(rows_, scopes_, rows_, scopes_, rows_)
+def test_two_patches_compose_into_one(base, first_scopes, first_rows, second_scopes, second_rows) -> None:
+    """A stored base and patch (scopes, rows), patched again, is the same base with one patch: the union
+    of the scopes, the first patch's rows outside the second's scopes and the second's rows
+    (materialized.py stores large lists this way)."""
+    s1, s2 = frozenset(first_scopes), frozenset(second_scopes)
+    r1 = [r for r in first_rows if in_scopes(r, s1)]  # a patch holds rows of its scopes only
+    r2 = [r for r in second_rows if in_scopes(r, s2)]
+    twice = patch_list(patch_list(base, s1, r1), s2, r2)
+    assert patch_list(base, s1 | s2, patch_list(r1, s2, r2)) == twice
