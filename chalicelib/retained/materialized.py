@@ -285,6 +285,19 @@ def store_list(client: Any, table: str, site: str, state: SiteState, accounts: l
     return False
 
 
+def prune(client: Any, table: str, site: str, state: SiteState) -> None:
+    """Take the scopes `state` read off their counters, with nothing else: a Site without items has
+    the empty list whatever changed (a counter whose count moved keeps its set)."""
+    prunes = _prune_ops(table, site, state)
+    while prunes:
+        try:
+            transact(client, prunes)
+        except TransactionCanceled as canceled:
+            prunes = [p for n, p in enumerate(prunes) if not canceled.failed(n)]
+            continue
+        return
+
+
 def read_revision(client: Any, table: str, site: str) -> tuple[int, str]:
     """The Site's revision and the digest of the list it denotes."""
     item = get_item(client, table, retained_key(site)) or {}

@@ -48,6 +48,7 @@ from chalicelib.retained.materialized import (
     SiteState,
     StoredList,
     claim_revision,
+    prune,
     read_list,
     read_revision,
     read_state,
@@ -153,6 +154,10 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
     for _ in range(_MAX_ATTEMPTS):
         state = read_state(services.client, services.table, site)
         if state.revision == 0:
+            # No item ever: the empty list. Project and membership events mark every Site, so their
+            # scopes are taken off here too, or a Site without items would gather them for ever.
+            if state.scopes:
+                prune(services.client, services.table, site, state)
             return as_body(0, [])
         current = _current_list(services, site, state)
         if current is not None:

@@ -367,3 +367,14 @@ def test_a_patched_list_reads_whole_and_is_written_whole_again_once_its_patch_gr
     page = services.client.query(TableName=services.table, KeyConditionExpression="pk = :p", ConsistentRead=True,
                                  ExpressionAttributeValues={":p": {"S": "RETAINEDLIST#k8s"}})
     assert [i["sk"]["S"] for i in page["Items"]] == [f"{whole.generation}#0"]  # no stray chunk or patch
+
+
+def test_a_site_without_items_takes_the_scopes_off_its_counters(api, services):
+    """Project and membership events mark every Site; a Site without items answers the empty list at
+    revision 0 and still takes the scopes off, so they never gather there."""
+    post_events(api, f.project_event(), membership_event(), item_event(site="k8s"))
+    assert read_state(services.client, services.table, "slurm").pending
+    answer = api.get("/resource-provisioning/slurm/retained-accounts", key="slurm")
+    assert (answer.status, answer.body) == (200, {"revision": 0, "accounts": []})
+    state = read_state(services.client, services.table, "slurm")
+    assert not state.pending and sum(state.counters.values()) == 2  # the counts stay
