@@ -64,7 +64,7 @@ from chalicelib.retained.rules import (
     patch_list,
     retained_accounts,
 )
-from chalicelib.runtime import Services
+from chalicelib.store.table import TableAccess
 
 _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
@@ -86,22 +86,22 @@ class RevisionKeptMoving(Exception):
     """Every attempt to claim a revision for the list lost to another digest."""
 
 
-def compute_list(services: Services, site: str) -> list[RetainedAccount]:
-    items = query_required_items(services.client, services.table, site)
-    projects, bindings, memberships = read_view(services.client, services.table, site, items)
+def compute_list(db: TableAccess, site: str) -> list[RetainedAccount]:
+    items = query_required_items(db.client, db.table, site)
+    projects, bindings, memberships = read_view(db.client, db.table, site, items)
     return retained_accounts(items, projects, bindings, memberships)
 
 
-def _stored(services: Services, site: str, header: Header) -> tuple[list[RetainedAccount], str] | None:
-    stored = read_list(services.client, services.table, site, header)
+def _stored(db: TableAccess, site: str, header: Header) -> tuple[list[RetainedAccount], str] | None:
+    stored = read_list(db.client, db.table, site, header)
     return None if stored is None else (stored, header.digest)
 
 
-def _fold(services: Services, site: str, state: SiteState, header: Header,
+def _fold(db: TableAccess, site: str, state: SiteState, header: Header,
           scopes: frozenset[str]) -> tuple[list[RetainedAccount], str] | None:
     """The stored list with the rows of the pending scopes computed again from the item index and the
     view entities they name; stored, and the scopes taken off the counters, in one transaction."""
-    client, table = services.client, services.table
+    client, table = db.client, db.table
     with ThreadPoolExecutor(max_workers=1) as pool:
         reading = pool.submit(read_stored, client, table, site, header)
         items = query_scopes(client, table, site, scopes)
@@ -123,22 +123,22 @@ def _fold(services: Services, site: str, state: SiteState, header: Header,
     return accounts, digest
 
 
-def _current_list(services: Services, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
+def _current_list(db: TableAccess, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
     """The Site's list and its digest; None when the stored list was replaced while being read."""
     header = state.header
     if header is not None and state.indexed:
         # The counters name every scope whose rows may have changed since the list was stored.
         pending = state.pending
         if not pending:
-            return _stored(services, site, header)
+            return _stored(db, site, header)
         if len(pending) <= MAX_FOLDED_SCOPES:
-            return _fold(services, site, state, header, pending)
+            return _fold(db, site, state, header, pending)
     elif header is not None and is_current(header.stamp, state.counters):
-        return _stored(services, site, header)  # a Site with items from before the index: as in 0002
+        return _stored(db, site, header)  # a Site with items from before the index: as in 0002
     # The counters were read before the inputs: the list reflects at least every change they count.
-    accounts = compute_list(services, site)
+    accounts = compute_list(db, site)
     digest = list_digest(accounts)
-    store_list(services.client, services.table, site, state, accounts, digest)
+    store_list(db.client, db.table, site, state, accounts, digest)
     return accounts, digest
 
 
@@ -150,16 +150,16 @@ def _within_limit(site: str, accounts: list[RetainedAccount], limit: int) -> Non
         raise Unavailable() from RetainedListTooLong()
 
 
-def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
+def get_retained_accounts(db: TableAccess, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
     for _ in range(_MAX_ATTEMPTS):
-        state = read_state(services.client, services.table, site)
+        state = read_state(db.client, db.table, site)
         if state.revision == 0:
             # No item ever: the empty list. Project and membership events mark every Site, so their
             # scopes are taken off here too, or a Site without items would gather them for ever.
             if state.scopes:
-                prune(services.client, services.table, site, state)
+                prune(db.client, db.table, site, state)
             return as_body(0, [])
-        current = _current_list(services, site, state)
+        current = _current_list(db, site, state)
         if current is not None:
             break
     else:
@@ -170,9 +170,9 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
     for _ in range(_MAX_ATTEMPTS):
         if digest == stored:
             return as_body(revision, accounts)
-        claimed = claim_revision(services.client, services.table, site, digest)
+        claimed = claim_revision(db.client, db.table, site, digest)
         if claimed is not None:
             return as_body(claimed, accounts)
         # Another reader stored this digest first: answer with the revision it denotes.
-        revision, stored = read_revision(services.client, services.table, site)
+        revision, stored = read_revision(db.client, db.table, site)
     raise Unavailable() from RevisionKeptMoving()
