@@ -14,10 +14,13 @@ stand-in), authenticated with a Site key.
   read must not touch) over 500 Projects and 2,500 Parties, with about a tenth
   fenced; the view is seeded with BatchWriteItem in the intake's own layout
   (the intake applies one event per write, which is minutes on an emulator,
-  not what is measured here). Then: the first read (the list changed since
-  the last read, so the revision moves; the list is computed and stored), a
-  steady read (the stored list), a Project closed through the intake and the
-  read after it (computed again), and a steady read again.
+  not what is measured here; the item index is seeded the same way). Then:
+  the first read (the list changed since the last read, so the revision
+  moves; the list is computed and stored), a steady read (the stored list),
+  five membership changes through the intake each followed by a read (the
+  change folded into the stored list; their median), a steady read, an item
+  moved and a Project closed, each followed by a read, and a steady read
+  again. Each event's own cost (round trips, units) is shown too.
 
 Read units: what the store reported in ConsumedCapacity (moto reports fixed
 placeholders; DynamoDB Local and AWS compute them; a read that stores the list
