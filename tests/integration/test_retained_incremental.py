@@ -104,14 +104,15 @@ class Run:
             self.reported += 1
             status, _ = submit_report(self.svc, site, f.report(f"rep-{self.reported}", resourceRef=resource,
                                                                providerProjectRef="wp-1", paused=paused,
-                                                               observedAt=f"2026-03-01T10:{self.reported:02d}:00Z"))
+                                                               observedAt=f"2026-03-01T10:{self.reported:02d}:00Z"),
+                                      self.svc.settings.idempotency_ttl_days)
             assert status in (200, 422)
         else:
             _, site, party = drawn
             self.reported += 1
             status, _ = submit_accounts(self.svc, site, accounts_report(
                 [account(party_id=party, site=site)], request_id=f"acc-{self.reported}", resource_ref="r1",
-                observed_at=f"2026-03-01T11:{self.reported:02d}:00Z"))
+                observed_at=f"2026-03-01T11:{self.reported:02d}:00Z"), self.svc.settings.idempotency_ttl_days)
             assert status in (200, 422)
 
     def check(self) -> None:
