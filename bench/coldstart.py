@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     first = first_reports(args.app_dir, runs)
     print(f"cold start of {args.app_dir}:")
     print(f"  import app: {ratio['ratio']:.2f}x the floor (median of {pairs} pairs; "
-          f"app {ratio['app_s'] * 1000:.0f} ms, "
-          f"boto3 + DynamoDB client {ratio['floor_s'] * 1000:.0f} ms, whole processes)")
+          f"app {ratio['app_s'] * 1000:.0f} ms, boto3 + DynamoDB client {ratio['floor_s'] * 1000:.0f} ms, "
+          "whole processes)")
     print(f"  first report after a cold start: {first['first_report_ms']:.0f} ms after an import of "
           f"{first['import_ms']:.0f} ms ({first['total_ms']:.0f} ms in all, median of {runs})")
     return 0

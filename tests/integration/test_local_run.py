@@ -185,6 +185,24 @@ def test_a_short_key_refuses_the_start():
     assert "listening" not in done.stdout
 
 
+def test_a_port_in_use_is_one_line_naming_port():
+    with closing(socket.socket()) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = start_refused(PORT=str(port))
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"make run: port {port} on 127.0.0.1 is in use (another make run?): stop that server, "
+        f"or choose another port, e.g. make run PORT={port + 1}"]
+    assert "listening" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_port_that_is_no_port_is_named():
+    done = start_refused(PORT="http")
+    assert done.returncode != 0 and "PORT='http' is not a port" in done.stderr
+
+
 def test_a_key_of_the_minimum_length_is_accepted():
     key = "k" * MIN_KEY_LENGTH
     with local_server(RP_SITE_KEY_K8S=key) as server:
