@@ -9,9 +9,10 @@ inventory write bumps the generation and the version, as Placement's own invento
 Every provider fleet writes is linked to its tenant's fleet version (`Provider.linked_version`), so
 Placement's own inventory writes and deletes of it move that version in their transaction (an apply
 planned before them is CONFIG_DRIFT) whatever the provider is named: a rename through Placement
-cannot untie a pool from its fleet. A provider written before the link existed gets it on the next
-apply that reaches its pool. Fleet's own apply moves the version itself (its last item), so these
-items do not bump it again.
+cannot untie a pool from its fleet. A provider written before the link existed gets it the next time
+fleet writes it (`provider_items` adds the link whenever it is missing; fleet's planner asks for a
+write when the pool's capacity differs from the provider's). Fleet's own apply moves the version
+itself (its last item), so these items do not bump it again.
 """
 
 from __future__ import annotations
