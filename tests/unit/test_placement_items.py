@@ -87,3 +87,11 @@ def test_fleet_links_a_provider_written_before_the_link_existed_without_touching
     assert (item["generation"], item["version"], item["invVersion"]) == ({"N": "2"}, {"N": "6"}, {"N": "3"})
     assert refs == {}
     assert provider_items(TABLE, provider(), RP, read.name, {"VCPU": (8, 0)}, tenant="acme") == ([], {})
+
+
+def test_fleets_pool_provider_operations_are_named_for_its_cancellations():
+    from chalicelib.fleet.placement_writes import class_ref_ops, provider_ops
+
+    ops, _ = provider_ops(TABLE, None, RP, "acme/gpu", {"VCPU": (8, 0)}, tenant="acme")
+    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM]
+    assert names(class_ref_ops(TABLE, {"CUSTOM_GPU": 2})) == ["class_ref:CUSTOM_GPU"]
