@@ -135,6 +135,7 @@ package-%: setup ## one stage's package: `make package-prod` is `make package ST
 	$(PY) -m infra.build template --stage $* --out $(BUILD)/$*-infra.json
 	rm -rf $(BUILD)/$*
 	$(PACKAGE_ENV) $(VENV)/bin/chalice package --stage $* --merge-template $(BUILD)/$*-infra.json $(BUILD)/$*
+	$(PY) -m infra.build prune $(BUILD)/$*/deployment.zip
 	$(PY) -m infra.build verify --stage $* $(BUILD)/$*/sam.json
 
 policies: setup ## rewrite .chalice/policy-*.json from infra/definitions.py (commit them)
