@@ -22,6 +22,7 @@ import signal
 import socket
 import sys
 import threading
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
@@ -89,10 +90,15 @@ def main() -> int:
     timers = threading.Event()
     try:
         settings = Settings.from_env()
+        # Start-up (the table, the keys) has timeouts of its own: the request path's, which a fault test sets to
+        # one attempt of 1 s, must not make a slow start fail.
+        setup = build_services(replace(settings, connect_timeout=max(settings.connect_timeout, 5.0),
+                                       read_timeout=max(settings.read_timeout, 60.0),
+                                       max_attempts=max(settings.max_attempts, 5)))
+        ensure_table(setup.client, settings.table_name)
+        generated = register_keys(setup, os.environ)
         services = build_services(settings)
-        ensure_table(services.client, settings.table_name)
         use_services(services)
-        generated = register_keys(services, os.environ)
         # Local behaves like deployed: the drift reconciler every RP_DRIFT_INTERVAL_SECONDS (default 900) and,
         # when RP_COMMITMENTS_INTERVAL_SECONDS is set, the commitment sync.
         start_reconciler_timer(timers, lambda: services)
