@@ -23,8 +23,8 @@ help: ## this list: every target and what it does
 # pins). uv reads no pip configuration: it takes packages from PyPI (UV_INDEX_URL to change that).
 # The dev lock is installed with --compile-bytecode, as pip did: tests start many interpreters, and
 # where Python may not write bytecode (PYTHONDONTWRITEBYTECODE) each would compile what it imports.
-# The serve lock is not: compiling its 3,800 files takes 15 to 20 s of the first `make run`, while
-# Python compiles the few hundred modules the server imports on its first start, and keeps them.
+# The serve lock is not: compiling its 3,800 files takes 15 to 20 s of the first `make run`; only
+# what the server imports is compiled, by importing it once (moto's backends load on a first request).
 UV := $(VENV)/bin/uv
 UV_INSTALL = $(UV) pip install --python $(PY)
 
@@ -34,6 +34,7 @@ $(UV):
 
 $(VENV)/.installed-serve: requirements-serve.txt | $(UV)
 	$(UV_INSTALL) -r requirements-serve.txt
+	PYTHONDONTWRITEBYTECODE= $(PY) -c 'import app, devkit.server, moto.dynamodb.models, moto.events.models'
 	touch $@
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt | $(UV)
