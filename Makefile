@@ -28,9 +28,16 @@ help: ## this list: every target and what it does
 UV := $(VENV)/bin/uv
 UV_INSTALL = $(UV) pip install --python $(PY)
 
+# The venv starts without pip (ensurepip takes 5 to 20 s): the base Python's pip installs uv into it,
+# or, where the base Python has no pip, the venv's own, made by ensurepip. The locks bring pip later.
+UV_PIN = "$$(grep -E '^uv==' requirements-dev.in)"
 $(UV):
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check "$$(grep -E '^uv==' requirements-dev.in)"
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	if $(PYTHON) -m pip --version >/dev/null 2>&1; then \
+	  $(PYTHON) -m pip --python $(PY) install --disable-pip-version-check $(UV_PIN); \
+	else \
+	  $(PY) -m ensurepip --default-pip && $(PY) -m pip install --disable-pip-version-check $(UV_PIN); \
+	fi
 
 $(VENV)/.installed-serve: requirements-serve.txt | $(UV)
 	$(UV_INSTALL) -r requirements-serve.txt
