@@ -281,6 +281,17 @@ def test_a_body_over_10_mb_is_refused_before_it_is_sent(front):
     assert the_one_answer(exchange(front, raw)) == TOO_LARGE
 
 
+def test_a_body_over_10_mb_under_placement_is_placements_400_with_a_request_id(front):
+    """Issue 14 item 32: make run answers it in Placement's error format (deployed, API Gateway's one answer)."""
+    raw = (b"POST /placement/resource_providers HTTP/1.1\r\nContent-Type: application/json\r\n"
+           b"OpenStack-API-Version: placement 1.28\r\nContent-Length: 10485761\r\n\r\n")
+    [(status, headers, body)] = responses(exchange(front, raw))
+    (error,) = json.loads(body)["errors"]
+    assert (status, headers["content-type"], error["status"]) == (400, "application/json", 400)
+    assert error["request_id"] == headers["x-openstack-request-id"] and error["code"] == "placement.undefined_code"
+    assert headers["openstack-api-version"] == "placement 1.28"
+
+
 def test_a_chunked_body_is_the_request_body_never_a_next_request(front):
     event = json.dumps({"events": [{"type": "project_binding", "bindingId": "chunked-1", "projectId": PROJECT,
                                     "providerProjectRef": "wp-chunked", "state": "established",
