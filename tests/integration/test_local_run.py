@@ -198,6 +198,13 @@ def test_a_port_in_use_is_one_line_naming_port():
     assert "listening" not in done.stdout and "Traceback" not in done.stderr
 
 
+def test_a_setting_that_cannot_be_read_is_one_line_naming_the_variable():
+    done = start_refused(RP_STORE_CONNECT_TIMEOUT="soon")
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["make run: RP_STORE_CONNECT_TIMEOUT must be a number (seconds)"]
+    assert "soon" not in done.stderr and "listening" not in done.stdout
+
+
 def test_a_port_that_is_no_port_is_named():
     done = start_refused(PORT="http")
     assert done.returncode != 0 and "PORT='http' is not a port" in done.stderr
