@@ -102,8 +102,12 @@ test-unit: setup ## the unit tier only (no store)
 test-integration: setup test-store ## the integration tier only (on the store RP_TEST_STORE names)
 	$(PY) -m pytest tests/integration
 
-bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
+# The commit before the composition root (issue 13): the cold start's "before".
+COLDSTART_BASELINE ?= 04334d2
+
+bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the floor; the cold start
 	$(PY) -m bench.run
+	$(PY) -m bench.coldstart --baseline $(COLDSTART_BASELINE)
 
 bench-fleet: setup test-store ## fleet: plan/apply of the largest one-transaction document, export at 10,000 objects
 	$(PY) -m bench.fleet
