@@ -81,6 +81,17 @@ def counter_updates(table: str, marks: dict[str, set[str]]) -> list[dict[str, An
             for (site, shard), scopes in sorted(by_counter(marks).items())]
 
 
+
+def _replacing(old: dict[str, Any] | None, revision: int) -> dict[str, Any] | None:
+    """The condition that writes an entity of `revision` over the version read (`old`, or none), or None when
+    the version read is as new already (the event is stale)."""
+    if old is None:
+        return {"ConditionExpression": "attribute_not_exists(pk)"}
+    if int(old["revision"]) >= revision:
+        return None
+    return {"ConditionExpression": "revision = :old",
+            "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}}}
+
 class ViewIntake:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
@@ -148,13 +159,9 @@ class ViewIntake:
         entity_key = keys.accepted_item_key(event.site, event.item_id)
         for _ in range(_MAX_ATTEMPTS):
             old = get_item(self._client, self._table, entity_key)
-            if old is not None and int(old["revision"]) >= event.revision:
+            condition = _replacing(old, event.revision)
+            if condition is None:
                 return False
-            if old is None:
-                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
-            else:
-                condition = {"ConditionExpression": "revision = :old",
-                             "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}}}
             change = index_change(event.site, indexed(old), indexed(attributes))
             ops = [
                 Op("entity", {"Put": {"TableName": self._table, "Item": item, **condition}}),
@@ -179,15 +186,9 @@ class ViewIntake:
         entry = to_value({"p": event.project_id, "s": event.state, "r": event.revision})
         for _ in range(_MAX_ATTEMPTS):
             old = get_item(self._client, self._table, entity_key)
-            if old is not None and int(old["revision"]) >= event.revision:
+            condition = _replacing(old, event.revision)
+            if condition is None:
                 return False
-            if old is None:
-                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
-            else:
-                condition = {
-                    "ConditionExpression": "revision = :old",
-                    "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}},
-                }
             # The ref's item keeps only established bindings (the only ones that resolve): retired ones
             # would pile up in it for ever, past DynamoDB's 400 KB item (docs/limits-events.md).
             if event.state == "established":
