@@ -32,6 +32,7 @@ from chalicelib.tenants.store import TenantStore
 
 if TYPE_CHECKING:
     from chalicelib.compute_api import ComputeDeps
+    from chalicelib.placement.service import PlacementService
 
 T = TypeVar("T")
 
@@ -65,6 +66,16 @@ class Services:
     @property
     def contract(self) -> ContractDeps:
         return self._once("contract", lambda: ContractDeps(self, self.settings.idempotency_ttl_days))
+
+    @property
+    def placement(self) -> PlacementService:
+        """Placement's service (its schemas and handlers load with it, on the first Placement request)."""
+        def build() -> PlacementService:
+            from chalicelib.placement.deps import placement_service
+
+            return placement_service(self.client, self.table)
+
+        return self._once("placement", build)
 
 
 def build_services(settings: Settings | None = None, client: Any = None) -> Services:
@@ -138,7 +149,7 @@ def placement_blueprint() -> Blueprint:
     from chalicelib.placement.family import PlacementFamily
     from chalicelib.placement.handler import ROUTES
 
-    return _blueprint(PlacementFamily(), ROUTES, services)
+    return _blueprint(PlacementFamily(), ROUTES, lambda: services().placement)
 
 
 # --- scheduled functions and event sources -----------------------------------------------------------
