@@ -83,22 +83,17 @@ def import_ratio(app_dir: Path, pairs: int) -> dict[str, float]:
             "floor_s": statistics.median(floor_times)}
 
 
-def first_reports(app_dir: Path, runs: int) -> dict[str, float]:
-    services, store = bench_services()
+def first_reports(app_dir: Path, runs: int, services: Any) -> dict[str, float]:
     site_key = generate_key()
     services.keys.add(hash_key(site_key), "site:k8s")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(RP_TABLE_NAME=services.table, AWS_ENDPOINT_URL_DYNAMODB=services.settings.endpoint_url or "",
                RP_LOG_LEVEL="WARNING", POWERTOOLS_METRICS_DISABLED="true")
     samples: list[dict[str, Any]] = []
-    try:
-        for _ in range(runs + 1):  # the first one warms the OS's file cache
-            out = subprocess.run([sys.executable, "-c", FIRST_REPORT, site_key], cwd=app_dir, env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            samples.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        if store is not None:
-            store.stop()
+    for _ in range(runs + 1):  # the first one warms the OS's file cache
+        out = subprocess.run([sys.executable, "-c", FIRST_REPORT, site_key], cwd=app_dir, env=env, check=True,
+                             capture_output=True, text=True).stdout
+        samples.append(json.loads(out.strip().splitlines()[-1]))
     samples = samples[1:]
     if any(s["status"] != 200 for s in samples):
         raise SystemExit(f"a first report was not accepted: {[s['status'] for s in samples]}")
@@ -120,9 +115,9 @@ def checkout(rev: str) -> Iterator[Path]:
             subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], check=False)
 
 
-def measure(app_dir: Path, label: str, pairs: int, runs: int) -> None:
+def measure(app_dir: Path, label: str, pairs: int, runs: int, services: Any) -> None:
     ratio = import_ratio(app_dir, pairs)
-    first = first_reports(app_dir, runs)
+    first = first_reports(app_dir, runs, services)
     print(f"cold start, {label}:")
     print(f"  import app: {ratio['ratio']:.2f}x the floor (median of {pairs} pairs; "
           f"app {ratio['app_s'] * 1000:.0f} ms, boto3 + DynamoDB client {ratio['floor_s'] * 1000:.0f} ms, "
@@ -138,10 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pairs = int(os.environ.get("COLDSTART_PAIRS", "9"))
     runs = int(os.environ.get("COLDSTART_REPORTS", "5"))
-    if args.baseline:
-        with checkout(args.baseline) as tree:
-            measure(tree, f"before ({args.baseline})", pairs, runs)
-    measure(args.app_dir, "now" if args.baseline else str(args.app_dir), pairs, runs)
+    services, store = bench_services()  # one store for every side: the same table, the same server
+    try:
+        if args.baseline:
+            with checkout(args.baseline) as tree:
+                measure(tree, f"before ({args.baseline})", pairs, runs, services)
+        measure(args.app_dir, "now" if args.baseline else str(args.app_dir), pairs, runs, services)
+    finally:
+        if store is not None:
+            store.stop()
     return 0
 
 
