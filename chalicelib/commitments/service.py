@@ -272,5 +272,7 @@ def run_sync_every(seconds: float, stop: threading.Event, services: Callable[[],
             return
 
 
-def reservation_body(record: Reservation) -> dict[str, Any]:
-    return record.to_dict()
+def reservation_body(stored: Stored) -> dict[str, Any]:
+    """A reservation as the routes and the CLI answer it: the record and its store revision (which rises on
+    each write, and a pass writes a record only when it changes)."""
+    return {**stored.record.to_dict(), "revision": stored.revision}

@@ -27,7 +27,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chalicelib.commitments.models import Reservation
-from chalicelib.commitments.rules import MISSING_FROM_LIMES, PROJECT_GONE
+from chalicelib.commitments.rules import MISSING_FROM_LIMES, PROJECT_GONE, canonical_uuid
 from chalicelib.store.codec import from_item, key, to_item
 from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
 from chalicelib.store.ops import batch_get, query_all, query_pages
@@ -40,6 +40,7 @@ PROJECT_INDEX = "CMTRESP#"
 RELEASED_TTL_SECONDS = 30 * 24 * 3600
 RUN_TTL_SECONDS = 90 * 24 * 3600
 PAGE_LIMIT = 100
+TOKEN_MAX_CHARS = 4096  # a page token is a few hundred characters; anything longer is not one of ours
 # Release reasons after which Limes lists the commitment no more (it hides expired and superseded ones).
 GONE_FROM_LIMES = frozenset({MISSING_FROM_LIMES, PROJECT_GONE, "expired", "superseded"})
 
@@ -81,12 +82,45 @@ def encode_token(last_key: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(last_key, sort_keys=True, separators=(",", ":")).encode()).decode()
 
 
+def _nesting_at_most(text: str, depth: int) -> bool:
+    """Whether JSON text nests arrays and objects at most `depth` deep (strings skipped): checked before
+    json.loads, whose recursion a deeply nested token would otherwise exhaust (RecursionError, a 503)."""
+    level, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            level += 1
+            if level > depth:
+                return False
+        elif char in "]}":
+            level -= 1
+    return True
+
+
 def decode_token(token: str, expected: dict[str, str | None]) -> dict[str, Any]:
-    """The ExclusiveStartKey a token stands for: string key attributes of this listing's shape
-    (`expected`: the index attributes besides pk and sk, each with its required value or None for any)."""
+    """The ExclusiveStartKey a token stands for, decided by a bounded parser: at most TOKEN_MAX_CHARS of
+    URL-safe base64, JSON at most two levels deep, exactly this listing's key attributes (`expected`: the
+    index attributes besides pk and sk, each with its required value or None for any) as strings, the
+    reservations' partition, a canonical commitment UUID as sk and, on the project index, `<status>#<sk>`."""
+    if not 0 < len(token) <= TOKEN_MAX_CHARS:
+        raise InvalidToken()
     try:
-        raw = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-    except (ValueError, binascii.Error, UnicodeEncodeError):
+        text = base64.urlsafe_b64decode(token.encode("ascii")).decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeError):
+        raise InvalidToken() from None
+    if not _nesting_at_most(text, 2):
+        raise InvalidToken()
+    try:
+        raw = json.loads(text)
+    except ValueError:
         raise InvalidToken() from None
     if not isinstance(raw, dict) or set(raw) != set(expected) | {"pk", "sk"}:
         raise InvalidToken()
@@ -95,8 +129,13 @@ def decode_token(token: str, expected: dict[str, str | None]) -> dict[str, Any]:
             raise InvalidToken()
         if expected.get(name) is not None and value["S"] != expected[name]:
             raise InvalidToken()
-    if raw["pk"]["S"] != RESERVATIONS_PK or not raw["sk"]["S"]:
+    sk = raw["sk"]["S"]
+    if raw["pk"]["S"] != RESERVATIONS_PK or not canonical_uuid(sk):
         raise InvalidToken()
+    if "gsi1sk" in raw:
+        status, hash_, uuid = raw["gsi1sk"]["S"].partition("#")
+        if not (hash_ and uuid == sk and status.isascii() and status.isalpha()):
+            raise InvalidToken()
     return raw
 
 
@@ -139,8 +178,9 @@ class CommitmentStore:
         return True
 
     def reservation_page(self, project_id: str | None, status: str | None, token: str | None,
-                         limit: int = PAGE_LIMIT) -> tuple[list[Reservation], str | None]:
-        """One page (at most `limit`) of reservations, by uuid; a project's through its index entry."""
+                         limit: int = PAGE_LIMIT) -> tuple[list[Stored], str | None]:
+        """One page (at most `limit`) of reservations with their revisions, by uuid; a project's through its
+        index entry."""
         if project_id is not None:
             return self._project_page(project_id, status, token, limit)
         query: dict[str, Any] = {
@@ -154,19 +194,19 @@ class CommitmentStore:
         if token is not None:
             query["ExclusiveStartKey"] = decode_token(token, {})
         # A filter applies after Limit: read on until the page is full or the partition ends.
-        records: list[Reservation] = []
+        records: list[Stored] = []
         while True:
             query["Limit"] = limit - len(records)
             with store_errors():
                 page = self.client.query(TableName=self.table, ConsistentRead=True, **query)
-            records.extend(_stored(from_item(raw) or {}).record for raw in page.get("Items", []))
+            records.extend(_stored(from_item(raw) or {}) for raw in page.get("Items", []))
             last = page.get("LastEvaluatedKey")
             if last is None or len(records) >= limit:
                 return records, encode_token(last) if last else None
             query["ExclusiveStartKey"] = last
 
     def _project_page(self, project_id: str, status: str | None, token: str | None,
-                      limit: int) -> tuple[list[Reservation], str | None]:
+                      limit: int) -> tuple[list[Stored], str | None]:
         gsi1pk = f"{PROJECT_INDEX}{project_id}"
         query: dict[str, Any] = {
             "IndexName": GSI1, "ConsistentRead": False, "Limit": limit,
@@ -188,9 +228,9 @@ class CommitmentStore:
             item = found.get((RESERVATIONS_PK, uuid))
             if item is None:
                 continue
-            record = _stored(item).record
-            if record.project_id == project_id and (status is None or record.status == status):
-                records.append(record)
+            stored = _stored(item)
+            if stored.record.project_id == project_id and (status is None or stored.record.status == status):
+                records.append(stored)
         last = page.get("LastEvaluatedKey")
         return records, encode_token(last) if last else None
 
