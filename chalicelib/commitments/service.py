@@ -23,7 +23,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from chalicelib.commitments import rules
-from chalicelib.commitments.models import SYNCER_USER, Consumer, Reservation, Snapshot
+from chalicelib.commitments.models import SYNCER_USER, Consumer, Snapshot
 from chalicelib.commitments.pools import FleetPoolSource, PoolSource
 from chalicelib.commitments.rules import Decision, PlacementChange
 from chalicelib.commitments.store import CommitmentStore, Stored
@@ -105,6 +105,8 @@ def run_pass(
             counts = _sync(store, placement, fetch, pools, tenant, clock, tally)
         except UpstreamFailure as failure:  # carries service, what and status: never a secret
             outcome, error = "failed", f"upstream: {failure}"
+        except rules.Untrusted as fault:  # the answers read cannot be acted on (names the fault, no value)
+            outcome, error = "failed", f"upstream: {fault.what}"
         except ConfigError as failure:  # names keys, never values
             outcome, error = "failed", f"configuration: {failure}"
         except Unavailable:
@@ -148,7 +150,7 @@ def _sync(store: CommitmentStore, placement: PlacementService, fetch: Fetch, poo
             after[uuid] = decision.record
     statuses = Counter(r.status for r in after.values())
     return {
-        "projects": len(snapshot.projects), "commitments": plan.commitments,
+        "projects": plan.projects, "commitments": plan.commitments,
         **{_count_name(s): statuses.get(s, 0) for s in STATUSES},
         "limesNotFound": len(snapshot.limes_not_found),
         "skipped": {reason: n for reason, n in sorted(tally.skipped.items()) if n}, "writes": tally.writes,

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from requests.adapters import HTTPAdapter
 
 from chalicelib.commitments.models import Commitment, Flavor, Project, Server, Snapshot
-from chalicelib.commitments.rules import needs_servers
+from chalicelib.commitments.rules import Untrusted, needs_servers, unique
 
 log = logging.getLogger(__name__)
 
@@ -153,14 +153,15 @@ class OpenStackClient:
         flavors = self.list_flavors()
         answers = self._fan_out(projects, self.list_commitments)
         commitments: dict[str, tuple[Commitment, ...]] = {}
+        unparsed: dict[str, tuple[str | None, ...]] = {}
         not_found: set[str] = set()
-        malformed = 0
         for project, (listed, bad) in zip(projects, answers, strict=True):
             if listed is None:
                 not_found.add(project.id)
                 listed = ()
             commitments[project.id] = listed
-            malformed += bad
+            if bad:
+                unparsed[project.id] = bad
         with_instances = [p for p in projects if needs_servers(commitments[p.id])]
         servers = dict(zip((p.id for p in with_instances),
                            self._fan_out(with_instances, self.list_servers), strict=True))
@@ -171,7 +172,7 @@ class OpenStackClient:
         return Snapshot(
             fetched_at=started, projects=tuple(projects), flavors=MappingProxyType(flavors),
             commitments=MappingProxyType(commitments), servers=MappingProxyType(servers),
-            limes_not_found=frozenset(not_found), malformed=malformed,
+            limes_not_found=frozenset(not_found), unparsed=MappingProxyType(unparsed),
         )
 
     def _fan_out(self, projects: Sequence[Project], call: Callable[[Project], R]) -> list[R]:
@@ -206,10 +207,11 @@ class OpenStackClient:
             url = next_of(body)
 
     def list_projects(self) -> list[Project]:
+        """Every project once (Keystone's paging over a changing list can repeat one)."""
         projects: list[Project] = []
         for body in self._pages("identity", "projects", lambda b: (b.get("links") or {}).get("next")):
             projects.extend(_parse(Project, body, "projects", "identity"))
-        return projects
+        return list(_unique("identity", projects, lambda p: p.id, "project"))
 
     def list_flavors(self) -> dict[str, Flavor]:
         flavors: dict[str, Flavor] = {}
@@ -219,24 +221,26 @@ class OpenStackClient:
                 flavors[flavor.name] = flavor  # Nova keeps names unique; were they not, the last would win
         return flavors
 
-    def list_commitments(self, project: Project) -> tuple[tuple[Commitment, ...] | None, int]:
-        """The project's compute commitments and how many did not parse; None when Limes answers 404."""
+    def list_commitments(self, project: Project) -> tuple[tuple[Commitment, ...] | None, tuple[str | None, ...]]:
+        """The project's compute commitments (each once; None when Limes answers 404) and the UUID of each
+        listed one that did not parse (None where not even that could be read): listed all the same."""
         path = (f"v1/domains/{quote(project.domain_id, safe='')}/projects/{quote(project.id, safe='')}"
                 "/commitments?service=compute")
         body = self._get("resources", path, not_found_ok=True)
         if body is None:
-            return None, 0
+            return None, ()
         items = body.get("commitments")
         if not isinstance(items, list):
             raise UpstreamFailure("resources", "answer without a commitments list")
         parsed: list[Commitment] = []
-        malformed = 0
+        unparsed: list[str | None] = []
         for item in items:
             try:
                 parsed.append(Commitment.model_validate(item))
             except ValidationError:
-                malformed += 1
-        return tuple(parsed), malformed
+                uuid = item.get("uuid") if isinstance(item, dict) else None
+                unparsed.append(uuid if isinstance(uuid, str) and uuid else None)
+        return _unique("resources", parsed, lambda c: c.uuid, "commitment"), _unparsed_once(unparsed)
 
     def list_servers(self, project: Project) -> tuple[Server, ...]:
         servers: list[Server] = []
@@ -251,7 +255,7 @@ class OpenStackClient:
                 if not name:  # microversion not honoured: matching would silently subtract nothing
                     raise UpstreamFailure("compute", "server without flavor.original_name")
                 servers.append(_validate(Server, {**item, "flavor_name": name}, "compute"))
-        return tuple(servers)
+        return _unique("compute", servers, lambda v: v.id, "server")
 
     # --- one call -----------------------------------------------------------------------------------
 
@@ -304,6 +308,26 @@ def _auth_plugin(config: OpenStackConfig) -> Any:
         auth_url=config.auth_url, username=config.username, password=config.password,
         user_domain_name=config.user_domain_name, project_name=config.project_name,
         project_domain_name=config.project_domain_name)
+
+
+def _unparsed_once(uuids: Iterable[str | None]) -> tuple[str | None, ...]:
+    """A UUID repeated among the unparsed entries counts once; each entry without one counts on its own."""
+    seen: set[str] = set()
+    kept: list[str | None] = []
+    for uuid in uuids:
+        if uuid is None or uuid not in seen:
+            kept.append(uuid)
+        if uuid is not None:
+            seen.add(uuid)
+    return tuple(kept)
+
+
+def _unique(service: str, items: Iterable[T], key: Callable[[T], Any], what: str) -> tuple[T, ...]:
+    """rules.unique, failing the fetch closed (UpstreamFailure) on entries that contradict each other."""
+    try:
+        return unique(items, key, what)
+    except Untrusted as fault:
+        raise UpstreamFailure(service, fault.what) from None
 
 
 def _next_link(links: Any) -> str | None:
