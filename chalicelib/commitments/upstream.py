@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import requests
 from keystoneauth1 import exceptions as ks_exceptions
@@ -141,6 +141,7 @@ class OpenStackClient:
                                            connect_retries=config.retries)
         self.calls = 0
         self._calls_lock = threading.Lock()
+        self._auth_lock = threading.Lock()  # one renewal of a refused token at a time (see _renewed_token)
 
     def __repr__(self) -> str:
         return f"OpenStackClient(auth_url={self._config.auth_url!r})"
@@ -194,9 +195,15 @@ class OpenStackClient:
 
     def _pages(self, service: str, first: str, next_of: Callable[[dict[str, Any]], str | None],
                microversion: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every page, following next links; a link seen before is a loop, not an endless fetch."""
+        """Every page, following next links; a link seen before is a loop, not an endless fetch.
+
+        A next link is followed only on the catalog endpoint's scheme, host and port: the token goes with
+        every call, so a link elsewhere (another host, another port, http for https) fails the pass closed.
+        """
+        endpoint = self._endpoint(service)
         seen: set[str] = set()
         url: str | None = first
+        page_url = urljoin(endpoint.rstrip("/") + "/", first)
         while url:
             if url in seen:
                 raise UpstreamFailure(service, "pagination loop")
@@ -204,7 +211,13 @@ class OpenStackClient:
             body = self._get(service, url, microversion=microversion)
             assert body is not None
             yield body
-            url = next_of(body)
+            link = next_of(body)
+            if link is None:
+                return
+            page_url = urljoin(page_url, link)
+            if _origin(page_url) != _origin(endpoint):
+                raise UpstreamFailure(service, "next link to another host")
+            url = page_url
 
     def list_projects(self) -> list[Project]:
         """Every project once (Keystone's paging over a changing list can repeat one)."""
@@ -259,30 +272,43 @@ class OpenStackClient:
 
     # --- one call -----------------------------------------------------------------------------------
 
+    def _endpoint(self, service: str) -> str:
+        """The catalog's public endpoint of the service (authenticating first if need be)."""
+        endpoint = self._keystone(service, lambda: self._session.get_endpoint(service_type=service,
+                                                                              interface="public"))
+        if not endpoint:
+            raise UpstreamFailure(service, "no public endpoint in the catalog")
+        return str(endpoint)
+
+    def _keystone(self, service: str, call: Callable[[], R]) -> R:
+        """A keystoneauth call; its exceptions become an UpstreamFailure naming only the kind of failure."""
+        try:
+            return call()
+        except ks_exceptions.ClientException as error:
+            # The library's message can carry URLs and bodies; keep only what kind of failure it was.
+            raise UpstreamFailure(service, type(error).__name__) from None
+
+    def _renewed_token(self, refused: str) -> str | None:
+        """A token other than `refused`. keystoneauth's own re-authentication retries only the first of
+        concurrent 401s (its invalidate() answers False once the token is cleared, and the others' calls
+        are not retried), so every call re-authenticates here: the first to see the token refused gets a
+        new one, the others take that one."""
+        with self._auth_lock:
+            current = self._session.get_token()
+            if current == refused:
+                self._session.invalidate()
+                current = self._session.get_token()
+            return current
+
     def _get(self, service: str, url: str, microversion: str | None = None,
              not_found_ok: bool = False) -> dict[str, Any] | None:
-        retries = self._config.retries
-        delay = self._config.retry_delay
         with self._calls_lock:
             self.calls += 1
-        for attempt in range(retries + 1):
-            try:
-                response = self._session.get(
-                    url, endpoint_filter={"service_type": service, "interface": "public"},
-                    microversion=microversion, microversion_service_type="compute" if microversion else None,
-                    connect_retries=retries, status_code_retries=retries,
-                    retriable_status_codes=list(RETRIABLE_STATUS),
-                    connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
-                )
-                break
-            except ks_exceptions.UnknownConnectionError:
-                # A connection that ends mid-answer: keystoneauth does not retry it, so retry it here alike.
-                if attempt == retries:
-                    raise UpstreamFailure(service, "UnknownConnectionError") from None
-                time.sleep(delay if delay is not None else 0.5 * 2**attempt)
-            except ks_exceptions.ClientException as error:
-                # The library's message can carry URLs and bodies; keep only what kind of failure it was.
-                raise UpstreamFailure(service, type(error).__name__) from None
+        token = self._keystone(service, self._session.get_token)
+        response = self._send(service, url, token, microversion)
+        if response.status_code == 401:  # the token expired or was revoked: once more with a new one
+            token = self._keystone(service, lambda: self._renewed_token(token or ""))
+            response = self._send(service, url, token, microversion)
         if response.status_code == 404 and not_found_ok:
             return None
         if not 200 <= response.status_code < 300:
@@ -294,6 +320,31 @@ class OpenStackClient:
         if not isinstance(body, dict):
             raise UpstreamFailure(service, "answer is not a JSON object", response.status_code)
         return body
+
+    def _send(self, service: str, url: str, token: str | None, microversion: str | None) -> Any:
+        """One GET with this token (keystoneauth's re-authentication off: _get renews), retried on connection
+        errors and 429/5xx by keystoneauth, and on a connection cut mid-answer here."""
+        retries = self._config.retries
+        delay = self._config.retry_delay
+        for attempt in range(retries + 1):
+            try:
+                return self._session.get(
+                    url, endpoint_filter={"service_type": service, "interface": "public"},
+                    authenticated=False, headers={"X-Auth-Token": token or ""},
+                    microversion=microversion, microversion_service_type="compute" if microversion else None,
+                    connect_retries=retries, status_code_retries=retries,
+                    retriable_status_codes=list(RETRIABLE_STATUS),
+                    connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
+                )
+            except ks_exceptions.UnknownConnectionError:
+                # A connection that ends mid-answer: keystoneauth does not retry it, so retry it here alike.
+                if attempt == retries:
+                    raise UpstreamFailure(service, "UnknownConnectionError") from None
+                time.sleep(delay if delay is not None else 0.5 * 2**attempt)
+            except ks_exceptions.ClientException as error:
+                # The library's message can carry URLs and bodies; keep only what kind of failure it was.
+                raise UpstreamFailure(service, type(error).__name__) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def _auth_plugin(config: OpenStackConfig) -> Any:
@@ -308,6 +359,17 @@ def _auth_plugin(config: OpenStackConfig) -> Any:
         auth_url=config.auth_url, username=config.username, password=config.password,
         user_domain_name=config.user_domain_name, project_name=config.project_name,
         project_domain_name=config.project_domain_name)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port (the scheme's default when none is given) of a URL."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: no origin of ours
+        return (scheme, "", -1)
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 def _unparsed_once(uuids: Iterable[str | None]) -> tuple[str | None, ...]:
