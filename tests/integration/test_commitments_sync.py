@@ -437,3 +437,106 @@ def test_a_hold_is_released_when_limes_says_superseded_or_waiting(services) -> N
         assert w.consumer(uuid(1)) is None and w.consumer(uuid(2)) is None
         assert run["counts"]["writes"] == 4  # two records, two Placement deletes
         assert w.run()["counts"]["writes"] == 0  # no flapping back to `pending`
+
+
+# --- issue 14: what the black-box pass found (the fake OpenStack over HTTP) -------------------------------
+
+
+def test_a_listed_commitment_that_does_not_parse_is_skipped_never_released(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1, created_at="2026-01-01T00:00:00Z")]})) as w:
+        w.pool("a")
+        run = w.run()
+        # created_at is never read: an ISO string there is no reason to skip anything.
+        assert (run["counts"]["commitments"], run["counts"]["held"], run["counts"]["skipped"]) == (1, 1, {})
+        held, consumer = w.reservations()[uuid(1)], w.consumer(uuid(1))
+        w.reload(world({"p1": [commitment(1, amount="a few")]}))
+        for _ in range(3):  # the two-pass rule released it on the second
+            run = w.run()
+            assert run["outcome"] == "ok"
+            assert (run["counts"]["commitments"], run["counts"]["skipped"], run["counts"]["writes"]) == (
+                1, {"malformed": 1}, 0)
+        assert w.reservations()[uuid(1)] == held
+        assert (w.consumer(uuid(1)).generation, w.consumer(uuid(1)).allocations) == (consumer.generation,
+                                                                                     consumer.allocations)
+
+
+def test_repeated_projects_commitments_and_servers_count_once(services) -> None:
+    servers = [{"id": "s1", "tenant_id": "p1", "availability_zone": "az1", "flavor": "m1.small"}]
+    raw = world({"p1": [commitment(1), commitment(1)]}, servers=servers + servers,
+                page_size={"projects": 2}, page_overlap={"projects": 1})
+    with sync_world(services, raw) as w:
+        w.pool("a")
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+    assert (run["outcome"], run["counts"]["projects"], run["counts"]["commitments"]) == ("ok", 3, 1)
+    assert (record["matched"], record["remaining"]) == (1, 1)
+    assert w.consumer(uuid(1)).allocations == {w.pools["a"]: {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}}
+
+
+def test_a_pool_placement_refuses_is_passed_over_for_the_next(services) -> None:
+    from chalicelib.placement.models import Inventory
+
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        first, second = w.pool("a"), w.pool("b")
+        provider = w.placement.provider(first)
+        vcpu = provider.inventories["VCPU"]
+        w.placement.update_inventory(first, "VCPU", provider.generation,
+                                     Inventory(total=vcpu.total, max_unit=2), (1, 28))  # the hold needs VCPU 4
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+        assert (run["counts"]["held"], run["counts"]["skipped"]) == (1, {})
+        assert (record["status"], record["pool"]) == ("held", second)
+        assert w.consumer(uuid(1)).allocations == {second: {"VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 40}}
+        assert w.run()["counts"]["writes"] == 0
+        w.archive("b")
+        w.run()
+        record = w.reservations()[uuid(1)]
+    # With none accepting: unplaced, and why (what we held on b stays, as for any unplaced hold).
+    assert (record["status"], record["reason"], record["pool"]) == ("unplaced", "unit_constraints", second)
+
+
+def test_a_server_of_another_project_in_novas_listing_is_not_subtracted(services) -> None:
+    servers = [{"id": "s1", "tenant_id": "p2", "availability_zone": "az1", "flavor": "m1.small"}]
+    raw = world({"p1": [commitment(1)]}, servers=servers,
+                faults=[{"endpoint": "nova.servers", "ignore_tenant_filter": True}])
+    with sync_world(services, raw) as w:
+        w.pool("a")
+        w.run()
+        record = w.reservations()[uuid(1)]
+    assert (record["matched"], record["remaining"], record["status"]) == (0, 2, "held")
+
+
+def test_one_commitment_uuid_in_two_projects_is_a_conflict_left_alone(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        w.run()
+        consumer = w.consumer(uuid(1))
+        w.reload(world({"p1": [commitment(1)], "p2": [commitment(1, "p2", amount=7)]}))
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+        assert (record["status"], record["reason"], record["projectId"]) == ("conflict", "uuid_in_several_projects",
+                                                                             "p1")
+        assert run["counts"]["conflicts"] == 1 and run["counts"]["held"] == 0
+        assert (w.consumer(uuid(1)).generation, w.consumer(uuid(1)).allocations) == (consumer.generation,
+                                                                                     consumer.allocations)
+        assert w.run()["counts"]["writes"] == 0
+        # A new UUID in two projects: recorded (the first project's listing), nothing held.
+        w.reload(world({"p1": [commitment(2)], "p2": [commitment(2, "p2")]}))
+        w.run()
+        assert w.reservations()[uuid(2)]["status"] == "conflict" and w.consumer(uuid(2)) is None
+
+
+def test_limes_404_for_every_project_fails_closed_while_reservations_are_kept(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        w.run()
+        before = _table_state(w)
+        w.reload(world({"p1": [commitment(1)]}, limes_unknown_projects=["p1", "p2", "p3"]))
+        for _ in range(2):  # two such passes released everything
+            run = w.run()
+            assert (run["outcome"], run["error"]) == ("failed", "upstream: every project answered 404")
+        assert _table_state(w) == before
+        # One project answering is an answer: the two-pass rule as ever.
+        w.reload(world({"p1": []}, limes_unknown_projects=["p2", "p3"]))
+        assert w.run()["outcome"] == "ok"
+        assert w.reservations()[uuid(1)]["missingPasses"] == 1
