@@ -7,7 +7,12 @@
 | the lease (one pass at a time)   | CMTLEASE | -                             | -                                    |
 
 Reservations share one partition, so a pass reads them all with one consistent Query
-(about 2 pages at 2,000 reservations; no Scan). The project index entry serves
+(no Scan) of what it needs (sk, record, revision), in pages of RESERVATIONS_PAGE. The record is
+one JSON string attribute (`record`; items written before issue 14 hold it as a map, read
+alike) and the status is also a top-level attribute, for the listing's filter: a map is
+one AttributeValue per field, and the embedded store (moto) spends most of a Query
+serializing those (500 map records took 2 s unloaded and 12 s on a busy machine, past
+the 5 s read timeout; as strings, 0.3 s). The project index entry serves
 `?projectId=` listings. A reservation's `revision` is its concurrency token: every write
 is conditioned on the revision read (or on absence). `released` reservations carry the
 table's TTL attribute (30 days after the release, or after the commitment's expiry while
@@ -30,7 +35,7 @@ from chalicelib.commitments.models import Reservation
 from chalicelib.commitments.rules import MISSING_FROM_LIMES, PROJECT_GONE, canonical_uuid
 from chalicelib.store.codec import from_item, key, to_item
 from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
-from chalicelib.store.ops import batch_get, query_all, query_pages
+from chalicelib.store.ops import batch_get, get_item, query_all, query_pages
 from chalicelib.store.schema import GSI1, TTL_ATTRIBUTE
 
 RESERVATIONS_PK = "CMTRES"
@@ -40,6 +45,7 @@ PROJECT_INDEX = "CMTRESP#"
 RELEASED_TTL_SECONDS = 30 * 24 * 3600
 RUN_TTL_SECONDS = 90 * 24 * 3600
 PAGE_LIMIT = 100
+RESERVATIONS_PAGE = 200  # items per Query page of the pass's read: each call stays short on any store
 TOKEN_MAX_CHARS = 4096  # a page token is a few hundred characters; anything longer is not one of ours
 # Release reasons after which Limes lists the commitment no more (it hides expired and superseded ones).
 GONE_FROM_LIMES = frozenset({MISSING_FROM_LIMES, PROJECT_GONE, "expired", "superseded"})
@@ -75,7 +81,9 @@ def run_sk(started_ms: int, run_id: str) -> str:
 
 
 def _stored(item: dict[str, Any]) -> Stored:
-    return Stored(Reservation.from_dict(item["record"]), int(item["revision"]))
+    record = item["record"]
+    return Stored(Reservation.from_dict(json.loads(record) if isinstance(record, str) else record),
+                  int(item["revision"]))
 
 
 def encode_token(last_key: dict[str, Any]) -> str:
@@ -147,9 +155,11 @@ class CommitmentStore:
     # --- reservations ---------------------------------------------------------------------------
 
     def reservations(self) -> dict[str, Stored]:
-        """Every reservation, by commitment uuid: one consistent Query of the reservations' partition."""
+        """Every reservation, by commitment uuid: one consistent Query of the reservations' partition, only
+        the attributes the pass reads, in bounded pages."""
         items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk",
-                          ExpressionAttributeValues={":pk": {"S": RESERVATIONS_PK}})
+                          ProjectionExpression="sk, #record, revision", ExpressionAttributeNames={"#record": "record"},
+                          ExpressionAttributeValues={":pk": {"S": RESERVATIONS_PK}}, Limit=RESERVATIONS_PAGE)
         return {item["sk"]: _stored(item) for item in items}
 
     def put_reservation(self, record: Reservation, read: Stored | None, now: float) -> bool:
@@ -157,7 +167,8 @@ class CommitmentStore:
         revision = (read.revision if read else 0) + 1
         item: dict[str, Any] = {
             "pk": RESERVATIONS_PK, "sk": record.commitment_uuid, "kind": "commitment-reservation",
-            "record": record.to_dict(), "revision": revision, "updatedAt": int(now),
+            "record": json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":")), "status": record.status,
+            "revision": revision, "updatedAt": int(now),
             "gsi1pk": f"{PROJECT_INDEX}{record.project_id}", "gsi1sk": f"{record.status}#{record.commitment_uuid}",
         }
         if record.status == "released":
@@ -188,7 +199,8 @@ class CommitmentStore:
             "ExpressionAttributeValues": {":pk": {"S": RESERVATIONS_PK}},
         }
         if status is not None:
-            query["FilterExpression"] = "#rec.#status = :status"
+            # The top-level status; items written before issue 14 have it only inside their record map.
+            query["FilterExpression"] = "#status = :status OR #rec.#status = :status"
             query["ExpressionAttributeNames"] = {"#rec": "record", "#status": "status"}
             query["ExpressionAttributeValues"][":status"] = {"S": status}
         if token is not None:
@@ -266,6 +278,26 @@ class CommitmentStore:
                 return False
             raise
         return True
+
+    def renew_lease(self, owner: str, now: float, seconds: float) -> bool:
+        """Move the lease's end to `now + seconds`, only while it is still ours. False: it is not (it ran out
+        and another pass took it, or it is gone)."""
+        try:
+            with store_errors():
+                self.client.update_item(
+                    TableName=self.table, Key=key(LEASE_PK), UpdateExpression="SET #until = :until",
+                    ConditionExpression="#owner = :me", ExpressionAttributeNames={"#owner": "owner", "#until": "until"},
+                    ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(int((now + seconds) * 1000))}})
+        except ClientError as exc:
+            if error_code(exc) == CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+    def lease_until(self) -> float | None:
+        """When the lease runs out (seconds), None when nobody holds it (for tests and operators)."""
+        item = get_item(self.client, self.table, key(LEASE_PK))
+        return int(item["until"]) / 1000 if item is not None else None
 
     def release_lease(self, owner: str) -> None:
         """Give the lease back, only if it is still ours (an expired lease may have passed to another pass)."""
