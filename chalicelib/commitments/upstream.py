@@ -1,10 +1,11 @@
 """Reading Keystone, Nova and Limes for one pass: one immutable Snapshot, or one UpstreamFailure.
 
 keystoneauth1 does the identity work: password (project-scoped) or application-credential
-auth, the catalog's public endpoints, re-authentication on a 401 (its Session retries the
-call once with a new token), Nova microversion headers, and retries of connection errors
-and 5xx answers (`connect_retries`, `status_code_retries`). This module adds pagination,
-bounded fan-out over projects, the Limes 404 rule and fail-closed error handling.
+auth, the catalog's public endpoints, Nova microversion headers, and retries of connection
+errors and 5xx answers (`connect_retries`, `status_code_retries`). This module adds the
+re-authentication on a 401 of every concurrent call (keystoneauth's retries only the first),
+pagination (next links on the endpoint's origin only), each entry once, bounded fan-out over
+projects, the Limes 404 rule and fail-closed error handling.
 
 Secrets (password, application-credential secret, tokens) are never logged, never in a
 repr and never in an exception: failures carry the service, what failed and the HTTP status.
