@@ -474,6 +474,7 @@ def test_repeated_projects_commitments_and_servers_count_once(services) -> None:
 
 
 def test_a_pool_placement_refuses_is_passed_over_for_the_next(services) -> None:
+    from chalicelib.placement.microversion import features
     from chalicelib.placement.models import Inventory
 
     with sync_world(services, world({"p1": [commitment(1)]})) as w:
@@ -481,7 +482,7 @@ def test_a_pool_placement_refuses_is_passed_over_for_the_next(services) -> None:
         provider = w.placement.provider(first)
         vcpu = provider.inventories["VCPU"]
         w.placement.update_inventory(first, "VCPU", provider.generation,
-                                     Inventory(total=vcpu.total, max_unit=2), (1, 28))  # the hold needs VCPU 4
+                                     Inventory(total=vcpu.total, max_unit=2), features((1, 28)))  # the hold: VCPU 4
         run = w.run()
         record = w.reservations()[uuid(1)]
         assert (run["counts"]["held"], run["counts"]["skipped"]) == (1, {})
