@@ -195,24 +195,26 @@ def allocation_for(resources: Iterable[tuple[str, int]], count: int) -> dict[str
 # --- pools ------------------------------------------------------------------------------------------
 
 PROBE_CONSUMER = "00000000-0000-4000-8000-000000000000"  # the consumer a fit is tried for (never written)
-
-
-def _provider(pool: Pool) -> placement_models.Provider:
-    return placement_models.Provider(uuid=pool.key, name=pool.name, inventories=dict(pool.inventories),
-                                     usages=dict(pool.used))
+# What Placement's rule is asked about, beyond the amounts: nothing it decides on (no generation check,
+# every class exists, the names appear only in its messages), so one template each.
+_PROBE_PROVIDER = placement_models.Provider(uuid=PROBE_CONSUMER, name="")
+_PROBE_HELD = placement_models.Consumer(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER, generation=0,
+                                        version=0)
+_PROBE_WRITE = placement_models.ConsumerWrite(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER,
+                                              allocations={})
 
 
 def _placement_accepts(pool: Pool, need: Mapping[str, int], own: Mapping[str, int]) -> bool:
     """Placement's own allocation rule (placement.rules.decide_allocations, pure): writing `need` on the pool
     for a consumer that holds `own` there now. Inventory of every class, min_unit, max_unit, step_size, and
     capacity = (total - reserved) x allocation_ratio against usage without the consumer's own."""
-    held = placement_models.Consumer(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER, generation=0,
-                                     version=0, allocations={pool.key: dict(own)}) if own else None
-    write = placement_models.ConsumerWrite(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER,
-                                           allocations={pool.key: dict(need)})
+    provider = replace(_PROBE_PROVIDER, inventories=dict(pool.inventories), usages=dict(pool.used))
+    held = replace(_PROBE_HELD, allocations={pool.key: dict(own)}) if own else None
     try:
-        decide_allocations([write], {PROBE_CONSUMER: held}, {pool.key: _provider(pool)},
-                           class_exists=lambda _rc: True, not_found_prefix=lambda _uuid: "")
+        decide_allocations([replace(_PROBE_WRITE, allocations={pool.key: dict(need)})], {PROBE_CONSUMER: held},
+                           # Every class a pool's provider has inventory of exists (bool: any non-empty name);
+                           # the prefix only begins a message nobody reads.
+                           {pool.key: provider}, class_exists=bool, not_found_prefix=str)
     except PlacementError:
         return False
     return True

@@ -101,7 +101,7 @@ def test_a_repeated_commitment_counts_once_and_still_subtracts_its_servers() -> 
 def test_duplicates_that_contradict_each_other_fail_closed(snap: object) -> None:
     with pytest.raises(rules.Untrusted) as fault:
         rules.plan_pass(snap, {}, {}, [pool("a")], NOW)  # type: ignore[arg-type]
-    assert fault.value.what.endswith("listed twice, differently")
+    assert fault.value.what.endswith("listed twice, differently") and str(fault.value) == fault.value.what
 
 
 def test_unique_keeps_the_first_of_equal_entries_in_order() -> None:
