@@ -22,7 +22,8 @@
       - {endpoint: "*", latency_ms: 20}
       - {endpoint: limes, calls: [1, 2, 3, 4], hold_until: 4, expire_tokens: true}
 
-Endpoints are `keystone.tokens`, `keystone.projects`, `nova.flavors`, `nova.servers`, `limes` and `*`.
+Endpoints are `keystone.tokens`, `keystone.validate` (GET /v3/auth/tokens), `keystone.projects`,
+`nova.flavors`, `nova.servers`, `limes` and `*`.
 `calls` are 1-based numbers of the calls to that endpoint (absent: every call); `project`
 narrows `limes` and `nova.servers` faults to one project. `truncate: json` answers a JSON
 body cut in half with a matching Content-Length; `truncate: connection` promises the whole
@@ -41,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENDPOINTS = frozenset({"keystone.tokens", "keystone.projects", "nova.flavors", "nova.servers", "limes", "*"})
+ENDPOINTS = frozenset({"keystone.tokens", "keystone.validate", "keystone.projects", "nova.flavors", "nova.servers",
+                       "limes", "*"})
 TRUNCATIONS = frozenset({"json", "connection"})
 
 
