@@ -54,18 +54,21 @@ class Server(_Wire):
 def unix_seconds(value: Any) -> Any:
     """A time as UNIX seconds, read tolerantly: Limes sends integers; a whole float, a numeric string or an
     ISO 8601 timestamp (UTC when it names no offset) mean the same instant. Anything else is left to fail."""
-    if isinstance(value, str):
-        text = value.strip()
+    if isinstance(value, str) and not _numeric(value):  # a number, in a string or not, is pydantic's to read
         try:
-            number = float(text)
+            parsed = datetime.fromisoformat(value.strip())
         except ValueError:
-            try:
-                parsed = datetime.fromisoformat(text)
-            except ValueError:
-                return value
-            return math.floor((parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp())
-        return int(number) if number.is_integer() else value
+            return value
+        return math.floor((parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp())
     return value
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 Seconds = Annotated[int | None, BeforeValidator(unix_seconds)]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from chalicelib.commitments import rules
-from chalicelib.commitments.models import Commitment, Pool
+from chalicelib.commitments.models import Commitment, Pool, Reservation
 from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.models import ConsumerWrite, Inventory, Provider
 from chalicelib.placement.rules import decide_allocations
@@ -24,6 +24,7 @@ from tests.unit.test_commitments_rules import (
     NOW,
     P1,
     P2,
+    SMALL,
     SMALL_NEED,
     World,
     commitment,
@@ -47,7 +48,7 @@ def test_keys_the_rules_do_not_use_never_make_a_commitment_unreadable() -> None:
 
 
 @pytest.mark.parametrize(("value", "seconds"), [
-    (LATER, LATER), (float(LATER), LATER), (str(LATER), LATER),
+    (LATER, LATER), (float(LATER), LATER), (str(LATER), LATER), (f" {LATER}.0", LATER),
     ("2027-01-15T08:00:00Z", NOW), ("2027-01-15T08:00:00", NOW),
     ("2027-01-15T10:00:00+02:00", NOW),
 ])
@@ -55,8 +56,21 @@ def test_times_are_read_tolerantly(value: object, seconds: int) -> None:
     assert Commitment.model_validate(C1.model_dump() | {"expires_at": value}).expires_at == seconds
 
 
+def test_a_timestamp_without_an_offset_is_utc_wherever_the_service_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert Commitment.model_validate(C1.model_dump() | {"expires_at": "2027-01-15T08:00:00"}).expires_at == NOW
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
 @pytest.mark.parametrize("fields", [{"amount": "five"}, {"amount": -1}, {"amount": 2.5}, {"expires_at": "soon"},
-                                    {"uuid": ""}, {"id": "one"}])
+                                    {"expires_at": f"{NOW}.5"}, {"expires_at": NOW + 0.5}, {"uuid": ""},
+                                    {"id": "one"}])
 def test_what_is_used_and_unreadable_does_not_parse(fields: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         Commitment.model_validate(C1.model_dump() | fields)
@@ -189,6 +203,38 @@ def test_a_pool_placement_refuses_is_passed_over_for_the_next(inventory: dict[st
     unplaced = rules.plan_pass(snapshot({"p1": [C1]}), {}, {}, [refusing], NOW).decisions[C1.uuid]
     assert unplaced.record is not None and (unplaced.record.status, unplaced.record.reason) == ("unplaced", reason)
     assert unplaced.placement is None
+
+
+@pytest.mark.parametrize(("pool_", "need", "own"), [
+    (constrained("a", step_size=3), {"VCPU": 1}, {}),  # lifted: min_unit 1 takes one
+    (constrained("a", max_unit=2), {"VCPU": 3}, {}),  # lifted: step_size 1 takes three
+    (replace(constrained("a", max_unit=3), used={"VCPU": 18}), {"VCPU": 18}, {"VCPU": 16}),  # room counts own
+])
+def test_unit_constraints_is_the_reason_when_lifting_them_would_fit(pool_: Pool, need: dict[str, int],
+                                                                    own: dict[str, int]) -> None:
+    assert rules.placement_refusal(pool_, need, own) == rules.UNIT_CONSTRAINTS
+
+
+def test_what_we_hold_counts_on_the_current_pool_only() -> None:
+    pools = [replace(constrained("a"), used={"VCPU": 18}), constrained("b", max_unit=3)]
+    assert rules.choose_pool("az1", {"VCPU": 4}, pools, current="b", own_on_current={"VCPU": 4}) == (
+        None, rules.NO_ROOM)
+
+
+def test_the_record_of_a_new_conflict_in_full() -> None:
+    listed = commitment(1, amount=3, status=None, confirm_by=LATER - 1, confirmed_at=None)
+    gone = commitment(2, resource_name="instances_m9.gone")
+    plan = rules.plan_pass(snapshot({"p1": [listed, gone], "p2": [listed, gone]}, projects=(P2, P1)), {}, {},
+                           [pool("a")], NOW)
+    assert plan.decisions[listed.uuid] == rules.Decision(Reservation(
+        commitment_uuid=listed.uuid, commitment_id=1, project_id="p1", domain_id="d1", availability_zone="az1",
+        flavor="m1.small", amount=3, matched=0, remaining=3, resources=rules.per_instance(SMALL), status="conflict",
+        reason=rules.UUID_IN_SEVERAL_PROJECTS, pool=None, expires_at=listed.expires_at, limes_status="planned"))
+    record = plan.decisions[gone.uuid].record
+    assert record is not None and (record.flavor, record.resources, record.amount) == ("m9.gone", (), 2)
+    cores = commitment(3, resource_name="cores")
+    record = rules.conflict_record(P1, cores, {}, NOW)
+    assert (record.flavor, record.commitment_id, record.domain_id) == ("cores", 3, "d1")
 
 
 def test_room_for_capacity_wins_over_unit_constraints_as_the_reason() -> None:
