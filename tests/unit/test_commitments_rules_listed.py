@@ -49,6 +49,7 @@ def test_keys_the_rules_do_not_use_never_make_a_commitment_unreadable() -> None:
 
 @pytest.mark.parametrize(("value", "seconds"), [
     (LATER, LATER), (float(LATER), LATER), (str(LATER), LATER), (f" {LATER}.0", LATER),
+    ("20270115", 20_270_115),  # a number, though it reads as a basic ISO 8601 date too
     ("2027-01-15T08:00:00Z", NOW), ("2027-01-15T08:00:00", NOW),
     ("2027-01-15T10:00:00+02:00", NOW),
 ])
