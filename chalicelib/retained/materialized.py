@@ -45,7 +45,7 @@ from chalicelib.retained.rules import (
 )
 from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
-from chalicelib.store.ops import TransactionCanceled, batch_get, get_item, query_all, transact
+from chalicelib.store.ops import ConditionFailed, Op, batch_get, get_item, query_all, transact
 from chalicelib.view.keys import retained_key
 
 # A new list is written in one transaction (at most 100 items, 4 MB): its chunks and the old ones.
@@ -102,6 +102,9 @@ class SiteState:
         """Every scope whose rows may differ from the stored list's."""
         return frozenset().union(*self.scopes.values())
 
+
+LIST_OP = "retained_list"  # the list's header, chunks and patch: one invariant, the header version read
+PRUNE = "prune:"  # + a change counter's sort key
 
 def read_state(client: Any, table: str, site: str) -> SiteState:
     revision, list_hash, header, indexed = 0, EMPTY_DIGEST, None, True
@@ -171,14 +174,16 @@ def _header_condition(replaced: Header | None) -> dict[str, Any]:
     return {"ConditionExpression": "version = :v", "ExpressionAttributeValues": {":v": {"N": str(replaced.version)}}}
 
 
-def _prune_ops(table: str, site: str, state: SiteState) -> list[dict[str, Any]]:
+def _prune_ops(table: str, site: str, state: SiteState) -> list[Op]:
     """Take the folded scopes off their counters, each only while its count is still the one read:
     then its set is still the one read, so it goes whole (however many scopes it holds, the request
-    stays small). A count that moved may have counted one of them again: it stays, folded later."""
-    return [{"Update": {"TableName": table, "Key": {"pk": {"S": site_partition(site)}, "sk": {"S": counter}},
-                        "UpdateExpression": "REMOVE scopes", "ConditionExpression": "changes = :c",
-                        "ExpressionAttributeValues": {":c": {"N": str(state.counters.get(counter, 0))}}}}
-            for counter in sorted(state.scopes)]
+    stays small). A count that moved may have counted one of them again: it stays, folded later.
+    Each operation is named after its counter, so a cancellation says which counters moved."""
+    return [Op(f"{PRUNE}{counter}", {"Update": {
+        "TableName": table, "Key": {"pk": {"S": site_partition(site)}, "sk": {"S": counter}},
+        "UpdateExpression": "REMOVE scopes", "ConditionExpression": "changes = :c",
+        "ExpressionAttributeValues": {":c": {"N": str(state.counters.get(counter, 0))}}}})
+        for counter in sorted(state.scopes)]
 
 
 def _list_ops(table: str, site: str, replaced: Header | None, stamp: Stamp, accounts: list[RetainedAccount],
@@ -270,16 +275,17 @@ def store_list(client: Any, table: str, site: str, state: SiteState, accounts: l
         ops = patched
     else:
         ops = _list_ops(table, site, replaced, state.counters, accounts, digest)
+    named = [Op(LIST_OP, op) for op in ops]
     prunes = _prune_ops(table, site, state)
     for _ in range(2):
-        if not ops and not prunes:
+        if not named and not prunes:
             return True
         try:
-            transact(client, ops + prunes)
-        except TransactionCanceled as canceled:
-            if any(canceled.failed(i) for i in range(len(ops))):
+            transact(client, named + prunes)
+        except ConditionFailed as failed:
+            if LIST_OP in failed:
                 return False
-            prunes = [p for n, p in enumerate(prunes) if not canceled.failed(len(ops) + n)]
+            prunes = [p for p in prunes if p.name not in failed]
             continue
         return True
     return False
@@ -292,8 +298,8 @@ def prune(client: Any, table: str, site: str, state: SiteState) -> None:
     while prunes:
         try:
             transact(client, prunes)
-        except TransactionCanceled as canceled:
-            prunes = [p for n, p in enumerate(prunes) if not canceled.failed(n)]
+        except ConditionFailed as failed:
+            prunes = [p for p in prunes if p.name not in failed]
             continue
         return
 

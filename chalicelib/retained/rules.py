@@ -24,6 +24,7 @@ from dataclasses import dataclass
 # The scopes and counters are the view's keys (it writes them); the list is computed from them.
 from chalicelib.view.keys import CHANGE_SHARDS as CHANGE_SHARDS
 from chalicelib.view.keys import PAIR_SCOPE, PARTY_SCOPE, PROJECT_SCOPE
+from chalicelib.view.keys import SiteBinding as SiteBinding  # the view's record, read by the list's rules
 from chalicelib.view.keys import change_shard as change_shard
 
 PROJECT_INACTIVE = "project_inactive"
@@ -48,11 +49,6 @@ class Project:
     state: str
     management_generation: int
 
-
-@dataclass(frozen=True)
-class SiteBinding:
-    binding_id: str
-    state: str
 
 
 RetainedAccount = tuple[str, str, str, int]  # projectId, partyId, bindingId, generation

@@ -21,8 +21,7 @@ from pydantic import ValidationError
 from chalicelib.contract.validation import invalid_input
 from chalicelib.errors import Unavailable
 from chalicelib.store.codec import to_item, to_value
-from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import TransactionCanceled, get_item, transact
+from chalicelib.store.ops import ConditionFailed, Op, get_item, put_if, transact
 from chalicelib.view import keys
 from chalicelib.view.events import (
     AcceptedItemEvent,
@@ -82,6 +81,17 @@ def counter_updates(table: str, marks: dict[str, set[str]]) -> list[dict[str, An
             for (site, shard), scopes in sorted(by_counter(marks).items())]
 
 
+
+def _replacing(old: dict[str, Any] | None, revision: int) -> dict[str, Any] | None:
+    """The condition that writes an entity of `revision` over the version read (`old`, or none), or None when
+    the version read is as new already (the event is stale)."""
+    if old is None:
+        return {"ConditionExpression": "attribute_not_exists(pk)"}
+    if int(old["revision"]) >= revision:
+        return None
+    return {"ConditionExpression": "revision = :old",
+            "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}}}
+
 class ViewIntake:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
@@ -122,27 +132,20 @@ class ViewIntake:
         return self._put_counted(item, event.revision, counter_updates(self._table, marks))
 
     def _put_if_newer(self, item: dict[str, Any], revision: int) -> bool:
-        try:
-            with store_errors():
-                self._client.put_item(
-                    TableName=self._table, Item=item, ConditionExpression=NEWER,
-                    ExpressionAttributeValues={":rev": {"N": str(revision)}},
-                )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return put_if(self._client, self._table, item, NEWER, values={":rev": {"N": str(revision)}})
 
     def _put_counted(self, item: dict[str, Any], revision: int, counters: list[dict[str, Any]]) -> bool:
         """The entity, if newer, and its marks on the change counters, in one transaction (so a stored
         list is never taken for current once the entity changed)."""
-        ops = [{"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
-                        "ExpressionAttributeValues": {":rev": {"N": str(revision)}}}}, *counters]
+        ops = [Op("entity", {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
+                                     "ExpressionAttributeValues": {":rev": {"N": str(revision)}}}}),
+               *(Op("change_counter", c) for c in counters)]
         for _ in range(_MAX_ATTEMPTS):
             try:
                 transact(self._client, ops)
                 return True
-            except TransactionCanceled as canceled:
-                if canceled.failed(0) and not canceled.conflict:
+            except ConditionFailed as failed:
+                if "entity" in failed and not failed.conflict:
                     return False
         raise Unavailable()
 
@@ -156,28 +159,24 @@ class ViewIntake:
         entity_key = keys.accepted_item_key(event.site, event.item_id)
         for _ in range(_MAX_ATTEMPTS):
             old = get_item(self._client, self._table, entity_key)
-            if old is not None and int(old["revision"]) >= event.revision:
+            condition = _replacing(old, event.revision)
+            if condition is None:
                 return False
-            if old is None:
-                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
-            else:
-                condition = {"ConditionExpression": "revision = :old",
-                             "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}}}
             change = index_change(event.site, indexed(old), indexed(attributes))
-            ops: list[dict[str, Any]] = [
-                {"Put": {"TableName": self._table, "Item": item, **condition}},
+            ops = [
+                Op("entity", {"Put": {"TableName": self._table, "Item": item, **condition}}),
                 # Any applied item of a Site moves that Site's retained revision on (off 0 the first time).
-                {"Update": {"TableName": self._table, "Key": keys.retained_key(event.site),
-                            "UpdateExpression": "ADD revision :one",
-                            "ExpressionAttributeValues": {":one": {"N": "1"}}}},
-                *({"Delete": {"TableName": self._table, "Key": k}} for k in change.deletes),
-                *({"Put": {"TableName": self._table, "Item": i}} for i in change.puts),
-                *counter_updates(self._table, marked_scopes(event, old)),
+                Op("retained_revision", {"Update": {"TableName": self._table, "Key": keys.retained_key(event.site),
+                                                    "UpdateExpression": "ADD revision :one",
+                                                    "ExpressionAttributeValues": {":one": {"N": "1"}}}}),
+                *(Op("item_index", {"Delete": {"TableName": self._table, "Key": k}}) for k in change.deletes),
+                *(Op("item_index", {"Put": {"TableName": self._table, "Item": i}}) for i in change.puts),
+                *(Op("change_counter", c) for c in counter_updates(self._table, marked_scopes(event, old))),
             ]
             try:
                 transact(self._client, ops)
                 return True
-            except TransactionCanceled:
+            except ConditionFailed:
                 continue  # another version of this item was written, or a counter was busy: decide again
         raise Unavailable()
 
@@ -187,15 +186,9 @@ class ViewIntake:
         entry = to_value({"p": event.project_id, "s": event.state, "r": event.revision})
         for _ in range(_MAX_ATTEMPTS):
             old = get_item(self._client, self._table, entity_key)
-            if old is not None and int(old["revision"]) >= event.revision:
+            condition = _replacing(old, event.revision)
+            if condition is None:
                 return False
-            if old is None:
-                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
-            else:
-                condition = {
-                    "ConditionExpression": "revision = :old",
-                    "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}},
-                }
             # The ref's item keeps only established bindings (the only ones that resolve): retired ones
             # would pile up in it for ever, past DynamoDB's 400 KB item (docs/limits-events.md).
             if event.state == "established":
@@ -203,19 +196,20 @@ class ViewIntake:
                                               "ExpressionAttributeValues": {":entry": entry}}
             else:
                 ref_update = {"UpdateExpression": "REMOVE #b"}
-            ops: list[dict[str, Any]] = [
-                {"Put": {"TableName": self._table, "Item": item, **condition}},
-                {"Update": {"TableName": self._table, "Key": keys.ref_key(event.provider_project_ref),
-                            "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}},
+            ops = [
+                Op("entity", {"Put": {"TableName": self._table, "Item": item, **condition}}),
+                Op("ref_bindings", {"Update": {"TableName": self._table,
+                                               "Key": keys.ref_key(event.provider_project_ref),
+                                               "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}}),
             ]
             if old is not None and old["providerProjectRef"] != event.provider_project_ref:
-                ops.append({"Update": {"TableName": self._table,
-                                       "Key": keys.ref_key(old["providerProjectRef"]),
-                                       "UpdateExpression": "REMOVE #b",
-                                       "ExpressionAttributeNames": {"#b": entry_name}}})
+                ops.append(Op("ref_bindings", {"Update": {"TableName": self._table,
+                                                          "Key": keys.ref_key(old["providerProjectRef"]),
+                                                          "UpdateExpression": "REMOVE #b",
+                                                          "ExpressionAttributeNames": {"#b": entry_name}}}))
             try:
                 transact(self._client, ops)
                 return True
-            except TransactionCanceled:
+            except ConditionFailed:
                 continue  # a concurrent event for this binding won; re-read and decide again
         raise Unavailable()

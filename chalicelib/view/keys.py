@@ -122,6 +122,15 @@ BINDING_ATTRIBUTE_PREFIX = "b:"
 
 
 @dataclass(frozen=True)
+class SiteBinding:
+    """A Party's `site` binding at one Site, as the view stores it (members and the retained list read it)."""
+
+    binding_id: str
+    state: str
+    revision: int = 0
+
+
+@dataclass(frozen=True)
 class RefBinding:
     """One Project binding that names a provider ref (an attribute `b:<bindingId>` of the ref's item)."""
 
