@@ -108,15 +108,21 @@ def test_a_repeated_commitment_counts_once_and_still_subtracts_its_servers() -> 
     assert (plan.commitments, plan.projects) == (1, 2)
 
 
-@pytest.mark.parametrize("snap", [
-    snapshot({"p1": [C1, commitment(1, amount=3)]}),
-    snapshot({"p1": [C1]}, servers={"p1": [server("s1"), server("s1", az="az2")]}),
-    snapshot({"p1": [C1]}, projects=(P1, P1.model_copy(update={"domain_id": "d2"}))),
+@pytest.mark.parametrize(("snap", "what"), [
+    (snapshot({"p1": [C1, commitment(1, amount=3)]}), "commitment"),
+    (snapshot({"p1": [C1]}, servers={"p1": [server("s1"), server("s1", az="az2")]}), "server"),
+    (snapshot({"p1": [C1]}, projects=(P1, P1.model_copy(update={"domain_id": "d2"}))), "project"),
 ], ids=["commitment", "server", "project"])
-def test_duplicates_that_contradict_each_other_fail_closed(snap: object) -> None:
+def test_duplicates_that_contradict_each_other_fail_closed(snap: object, what: str) -> None:
     with pytest.raises(rules.Untrusted) as fault:
         rules.plan_pass(snap, {}, {}, [pool("a")], NOW)  # type: ignore[arg-type]
-    assert fault.value.what.endswith("listed twice, differently") and str(fault.value) == fault.value.what
+    assert fault.value.what == f"{what} listed twice, differently" and str(fault.value) == fault.value.what
+
+
+def test_a_project_without_a_commitments_entry_has_none() -> None:
+    bare = replace(snapshot({}), commitments={})  # Snapshot promises an entry per project; be safe without
+    plan = rules.plan_pass(bare, {}, {}, [pool("a")], NOW)
+    assert (plan.commitments, plan.projects, plan.decisions) == (0, 2, {})
 
 
 def test_unique_keeps_the_first_of_equal_entries_in_order() -> None:
@@ -146,6 +152,19 @@ def test_a_uuid_listed_by_two_projects_is_a_conflict_left_alone() -> None:
         "conflict", rules.UUID_IN_SEVERAL_PROJECTS, "p1")
     assert plan.status_counts(world.records)["conflict"] == 1 and C1.uuid not in world.consumers
     assert world.run(snapshot({"p1": [C1], "p2": [C1]}))[1] == 0  # stable
+
+
+def test_a_uuid_one_project_lists_unreadable_and_another_readable_is_a_conflict() -> None:
+    plan = rules.plan_pass(snapshot({"p1": [C1]}, unparsed={"p2": (C1.uuid,)}), {}, {}, [pool("a")], NOW)
+    record = plan.decisions[C1.uuid].record
+    assert record is not None and (record.status, record.project_id) == ("conflict", "p1")
+
+
+def test_a_conflict_is_listed_so_its_missing_count_restarts() -> None:
+    previous = record_for(C1, missing_passes=1)
+    plan = rules.plan_pass(snapshot({"p1": [C1], "p2": [C1]}), {C1.uuid: previous}, {}, [pool("a")], NOW)
+    assert plan.decisions[C1.uuid].record == replace(previous, status="conflict",
+                                                     reason=rules.UUID_IN_SEVERAL_PROJECTS, missing_passes=0)
 
 
 def test_a_held_commitment_that_a_second_project_lists_keeps_its_hold_as_a_conflict() -> None:
