@@ -5,7 +5,7 @@ type, so that a wrong method is the family's own 405 (after authentication),
 never API Gateway's 403, and a non-JSON body is the family's 400, never
 Chalice's 415. The composition root (chalicelib/runtime.py) builds each
 family's blueprint from its route table: chalicelib/api.py (agent contract),
-chalicelib/operator_api.py (operators), chalicelib/compute/api.py (compute),
+chalicelib/operator_api.py (operators), chalicelib/compute_api.py (compute),
 chalicelib/placement/handler.py (Placement).
 """
 

@@ -34,7 +34,8 @@ from chalicelib.commitments.service import SyncSettings, sync
 from chalicelib.commitments.upstream import OpenStackClient
 from chalicelib.config import endpoint_from_env
 from chalicelib.fleet.models import ACCOUNTS, POOLS
-from chalicelib.fleet.service import module_method
+from chalicelib.fleet.service import FleetService
+from chalicelib.fleet.store import FleetStore
 from chalicelib.runtime import Services
 
 TENANT = "openstack"
@@ -46,10 +47,10 @@ def _pools(services: Services) -> None:
     """One large pool per AZ of the world, created through fleet's own module methods."""
     owner = Principal(kind="tenant", name="bench", tenant=TENANT)
     services.tenants.register_site(TENANT, "os", "openstack")
-    account = module_method(ACCOUNTS, "create")(services, owner, {"name": "main", "site": "os",
-                                                                  "provider": "openstack"})["id"]
+    fleet = FleetService(FleetStore(services.client, services.table))
+    account = fleet.call(ACCOUNTS, "create", owner, {"name": "main", "site": "os", "provider": "openstack"})["id"]
     for az in ("az1", "az2"):
-        module_method(POOLS, "create")(services, owner, {
+        fleet.call(POOLS, "create", owner, {
             "name": f"pool-{az}", "site": "os", "account": account, "class": "general", "owner": "ops",
             "availabilityZone": az, "capacity": {"VCPU": 10**7, "MEMORY_MB": 10**9, "DISK_GB": 10**8}})
 

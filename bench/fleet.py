@@ -27,9 +27,10 @@ from typing import Any
 from bench.store import bench_services
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.fleet.models import ACCOUNTS, FLAVORS, POOLS, FleetObject, object_id
-from chalicelib.fleet.store import MAX_TRANSACTION_ITEMS, object_item
+from chalicelib.fleet.store import object_item
 from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.codec import to_item
+from chalicelib.store.ops import MAX_TRANSACTION_OPS
 from chalicelib.store.schema import ensure_table
 
 TENANT = "bench"
@@ -92,9 +93,9 @@ def _calls(calls: dict[str, int]) -> str:
 
 
 def largest(services: Services) -> list[str]:
-    flavors = MAX_TRANSACTION_ITEMS - FIXED_ITEMS
+    flavors = MAX_TRANSACTION_OPS - FIXED_ITEMS
     lines = [f"fleet: the largest document one transaction holds ({flavors} flavors + account + pool = "
-             f"{flavors + 2} objects, {MAX_TRANSACTION_ITEMS} items), median of {REPEATS} fresh tenants:"]
+             f"{flavors + 2} objects, {MAX_TRANSACTION_OPS} items), median of {REPEATS} fresh tenants:"]
     figures: dict[str, list[tuple[float, dict[str, int]]]] = {"plan": [], "apply": [], "plan after": []}
     for _ in range(REPEATS):
         tenant = Tenant(services, f"{services.table}-fleet-{uuid.uuid4().hex[:6]}")

@@ -23,13 +23,15 @@ from chalicelib.commitments.service import STATUSES as COMMITMENT_STATUSES
 from chalicelib.commitments.service import reservation_body
 from chalicelib.commitments.service import sync as commitments_sync
 from chalicelib.commitments.store import CommitmentStore
-from chalicelib.compute.errors import ComputeError
 from chalicelib.compute.errors import Unavailable as ComputeUnavailable
+from chalicelib.compute.validation import InvalidInput
 from chalicelib.config import ConfigurationError, endpoint_from_env
 from chalicelib.errors import Unavailable
+from chalicelib.http.compute import as_compute_error
 from chalicelib.runtime import Services, build_services
 from chalicelib.store.schema import ensure_table
 from chalicelib.tenants import service as tenants
+from chalicelib.tenants.errors import SiteNameTaken, UnknownPrincipal
 
 
 def use_local_credentials() -> None:
@@ -139,9 +141,8 @@ def _tenants(services: Services, args: argparse.Namespace) -> int:
                                                    {"name": args.name, "kind": args.kind})))
         else:
             print(json.dumps(tenants.list_sites(services.tenants, args.tenant)))
-    except ComputeError as exc:
-        if isinstance(exc, ComputeUnavailable):
-            raise
+    except (InvalidInput, UnknownPrincipal, SiteNameTaken) as refused:
+        exc = as_compute_error(refused)
         print(f"{exc.code}: {exc.message} {json.dumps(exc.details) if exc.details else ''}".rstrip(),
               file=sys.stderr)
         return 2 if exc.status == 400 else 1

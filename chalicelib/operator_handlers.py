@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from chalicelib.compute.errors import InvalidArgument
-from chalicelib.compute.validation import decode_object, parse
+from chalicelib.compute.validation import NoInput, parse
 from chalicelib.fleet import reconciler
-from chalicelib.fleet.models import NoInput
+from chalicelib.fleet.eventbridge import eventbridge_publisher
+from chalicelib.fleet.store import FleetStore
+from chalicelib.http.compute import decode_object
 from chalicelib.http.family import Reply, Request
 from chalicelib.tenants import service as tenants
-from chalicelib.tenants.models import TenantPath
+from chalicelib.tenants.inputs import TenantPath
 from chalicelib.tenants.store import TenantStore
 
 
@@ -54,7 +56,7 @@ def sites(svc: OperatorDeps, request: Request) -> Reply:
 
 def reconcile(svc: OperatorDeps, request: Request) -> Reply:
     parse(NoInput, decode_object(request.body))
-    return Reply(200, reconciler.reconcile(svc, reconciler.eventbridge_publisher()))
+    return Reply(200, reconciler.reconcile(FleetStore(svc.client, svc.table), eventbridge_publisher()))
 
 
 def fleet_events(svc: OperatorDeps, request: Request) -> Reply:
@@ -62,4 +64,4 @@ def fleet_events(svc: OperatorDeps, request: Request) -> Reply:
     if len(tenants_given) != 1:
         raise InvalidArgument("/tenant")
     parse(TenantPath, {"tenant": tenants_given[0]})
-    return Reply(200, reconciler.events(svc, tenants_given[0]))
+    return Reply(200, reconciler.events(FleetStore(svc.client, svc.table), tenants_given[0]))

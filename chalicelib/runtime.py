@@ -27,9 +27,11 @@ from chalicelib.config import Settings
 from chalicelib.http.contract import CONTRACT
 from chalicelib.http.family import Family, Route, Wiring, build_blueprint
 from chalicelib.store.client import RoundTripCounter, make_client
+from chalicelib.tenants.rules import principal_resolver
 from chalicelib.tenants.store import TenantStore
 
 if TYPE_CHECKING:
+    from chalicelib.compute_api import ComputeDeps
     from chalicelib.placement.service import PlacementService
 
 T = TypeVar("T")
@@ -86,7 +88,7 @@ def build_services(settings: Settings | None = None, client: Any = None) -> Serv
         client=client,
         round_trips=RoundTripCounter(client),
         keys=keys,
-        authenticator=Authenticator(keys, settings.auth_cache_seconds, tenant_principal=tenants.principal),
+        authenticator=Authenticator(keys, settings.auth_cache_seconds, resolve=principal_resolver(tenants.principal)),
         tenants=tenants,
     )
 
@@ -133,10 +135,14 @@ def operator_blueprint() -> Blueprint:
 
 
 def compute_blueprint() -> Blueprint:
-    from chalicelib.compute.api import REGISTRY, routes
+    from chalicelib.compute_api import compute_deps, compute_registry, compute_routes
     from chalicelib.http.compute import COMPUTE
 
-    return _blueprint(COMPUTE, routes(REGISTRY), services)
+    def deps() -> ComputeDeps:
+        svc = services()
+        return svc._once("compute", lambda: compute_deps(svc, svc.tenants))
+
+    return _blueprint(COMPUTE, compute_routes(compute_registry()), deps)
 
 
 def placement_blueprint() -> Blueprint:
@@ -150,9 +156,12 @@ def placement_blueprint() -> Blueprint:
 
 def fleet_drift() -> dict[str, int]:
     """One pass of the fleet drift reconciler over every tenant with an applied document."""
-    from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+    from chalicelib.fleet.eventbridge import eventbridge_publisher
+    from chalicelib.fleet.reconciler import reconcile
+    from chalicelib.fleet.store import FleetStore
 
-    return reconcile(services(), eventbridge_publisher())
+    svc = services()
+    return reconcile(FleetStore(svc.client, svc.table), eventbridge_publisher())
 
 
 def commitments_sync() -> dict[str, Any]:

@@ -27,15 +27,18 @@ from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.service import start_sync_timer
-from chalicelib.config import ConfigurationError, Settings, endpoint_from_env
-from chalicelib.fleet.reconciler import start_reconciler_timer
-from chalicelib.observability import use_log_format
+from chalicelib.config import ConfigurationError, FleetSettings, Settings, endpoint_from_env
+from chalicelib.fleet.eventbridge import eventbridge_publisher
+from chalicelib.fleet.reconciler import reconcile
+from chalicelib.fleet.store import FleetStore
+from chalicelib.observability import logger, use_log_format
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 from devkit.embedded_store import start_embedded_store
 from devkit.gateway import LocalGateway
 from devkit.http_front import Limits, make_server
 from devkit.keys import key_problems, register_keys
+from devkit.timer import start_timer
 
 
 def refuse_bad_keys() -> None:
@@ -102,7 +105,12 @@ def main() -> int:
         use_services(services)
         # Local behaves like deployed: the drift reconciler every RP_DRIFT_INTERVAL_SECONDS (default 900) and,
         # when RP_COMMITMENTS_INTERVAL_SECONDS is set, the commitment sync.
-        start_reconciler_timer(timers, lambda: services)
+        drift_store, publish = FleetStore(services.client, services.table), eventbridge_publisher()
+
+        def drift_pass() -> None:
+            logger.info("fleet reconciled", extra=reconcile(drift_store, publish))
+
+        start_timer("fleet-drift", FleetSettings.from_env().drift_interval_seconds, timers, drift_pass)
         start_sync_timer(timers, lambda: services)
 
         try:

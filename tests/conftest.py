@@ -17,6 +17,8 @@ from chalicelib.runtime import Services, build_services, use_services
 from chalicelib.store.schema import ensure_table
 from tests.support.stores import StoreServer, describe_selection, start_store
 
+pytest_plugins = ["tests.support.fleet_fixtures"]  # `bus`, `fleet`: the fleet tests' EventBridge and compute API
+
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")

@@ -16,10 +16,16 @@ from chalicelib.auth.keys import hash_key, same_hash
 from chalicelib.auth.principals import Principal, key_principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.errors import Unauthorized
-from chalicelib.tenants.models import TenantPrincipal
-from chalicelib.tenants.rules import parse_stored_name, principal_of
 
-TenantLookup = Callable[[str, str], TenantPrincipal | None]
+# (the principal name a key record stores, the record's epoch) -> whom the key speaks for; None: nobody.
+# The default knows the key principals only; the composition root hands one that also opens tenant
+# principals (chalicelib/tenants/rules.py `principal_resolver`).
+PrincipalResolver = Callable[[str, str | None], Principal | None]
+
+
+def key_principals_only(stored_name: str, _epoch: str | None) -> Principal | None:
+    return key_principal(stored_name)
+
 
 _MAX_ENTRIES = 1024
 
@@ -27,10 +33,10 @@ _MAX_ENTRIES = 1024
 class Authenticator:
     def __init__(
         self, keys: KeyRepository, ttl_seconds: float, clock: Callable[[], float] = time.monotonic,
-        tenant_principal: TenantLookup | None = None,
+        resolve: PrincipalResolver = key_principals_only,
     ) -> None:
         self._keys = keys
-        self._tenant_principal = tenant_principal
+        self._resolve = resolve
         self._ttl = ttl_seconds
         self._clock = clock
         self._lock = threading.Lock()
@@ -61,10 +67,4 @@ class Authenticator:
         record = self._keys.find(digest)
         if record is None or not record.active or not same_hash(record.key_hash, digest):
             return None
-        tenant_name = parse_stored_name(record.principal)
-        if tenant_name is None:
-            return key_principal(record.principal)
-        if self._tenant_principal is None:
-            return None
-        # A second read: the principal's grants and epoch, so a revocation or re-grant applies to every token.
-        return principal_of(self._tenant_principal(*tenant_name), record.epoch)
+        return self._resolve(record.principal, record.epoch)

@@ -1,27 +1,44 @@
-"""Strict input models for the compute API (pure): pydantic errors become one INVALID_ARGUMENT at a JSON pointer.
+"""Strict input models for the compute API (pure): a pydantic error becomes one `InvalidInput` at a JSON pointer.
 
 Inputs are strict: `"64"` is not an integer and `"yes"` not a boolean; unknown
 fields are refused. The pointer names the first offending field, never its value.
+
+This is vocabulary shared by the capabilities behind the compute API (fleet,
+tenants): it imports no capability and no HTTP layer. `InvalidInput` is a domain
+error; the compute family renders it as INVALID_ARGUMENT (chalicelib/http/compute.py).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from chalicelib.compute.errors import InvalidArgument
-
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
-MAX_BODY_BYTES = 5 * 1024 * 1024
 
 M = TypeVar("M", bound=BaseModel)
 
 
+class InvalidInput(ValueError):
+    """Input no repetition can make valid: where (a JSON pointer into the request) and a fixed sentence."""
+
+    message = "The request is invalid."
+
+    def __init__(self, field: str, message: str | None = None, **details: Any) -> None:
+        super().__init__(message or self.message)
+        if message:
+            self.message = message
+        self.field = field
+        self.details = details
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class NoInput(StrictModel):
+    """The input of a method that takes none: `{}` (any member is INVALID_ARGUMENT at it)."""
 
 
 def pointer(location: Sequence[str | int], base: str = "") -> str:
@@ -38,26 +55,4 @@ def parse(model: type[M], data: Any, base: str = "") -> M:
         # pydantic marks a bad mapping key with a trailing "[key]" and validators with "function-..." steps:
         # neither is a member of the body.
         location = [p for p in first["loc"] if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))]
-        raise InvalidArgument(pointer(location, base)) from None
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("duplicate object key")
-    return dict(pairs)
-
-
-def decode_object(raw: bytes) -> dict[str, Any]:
-    """The request body as a JSON object (`{}` when empty); anything else is INVALID_ARGUMENT at the root."""
-    if not raw:
-        return {}
-    if len(raw) > MAX_BODY_BYTES:
-        raise InvalidArgument("", "The request body is too large.")
-    try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidArgument("", "The request body is not valid JSON.") from None
-    if not isinstance(data, dict):
-        raise InvalidArgument("", "The request body must be a JSON object.")
-    return data
+        raise InvalidInput(pointer(location, base)) from None

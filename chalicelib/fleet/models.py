@@ -8,18 +8,18 @@ Placement resource provider, read into `FleetState.providers`.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from chalicelib.compute.validation import NAME_PATTERN, StrictModel
+from chalicelib.fleet.catalog import ACCOUNTS, FLAVORS, KINDS, OFFERS, POOLS, QUOTAS, SITES
 
-ACCOUNTS, POOLS, QUOTAS, OFFERS, FLAVORS = "providerAccounts", "pools", "ownerQuotas", "offers", "flavors"
-KINDS: tuple[str, ...] = (ACCOUNTS, POOLS, QUOTAS, OFFERS, FLAVORS)  # creation order; deletions run reversed
-SITES = "sites"
+__all__ = ["ACCOUNTS", "FLAVORS", "KINDS", "OFFERS", "POOLS", "QUOTAS", "SITES"]  # the kinds, re-exported
 
 # The fields each kind compares and carries, in answer order (the name and id aside).
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -45,8 +45,25 @@ MODULE = {kind: kind for kind in KINDS}
 MAX_INT = 2147483647
 _ID_NAMESPACE = uuid.UUID("5b0f3c1e-4a2d-5e8f-9c61-0d7a3b2e1f40")
 
+ID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
-Id = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+
+
+def is_id_shaped(name: str) -> bool:
+    """Whether a name has the form of an object id: the document names a nameless object by its id, so a
+    name of that form could mean two objects (and a nameless object appears under its id in an export)."""
+    return re.fullmatch(ID_PATTERN, name) is not None
+
+
+def _not_id_shaped(name: str) -> str:
+    if is_id_shaped(name):
+        raise ValueError("a name may not have the form of an id")
+    return name
+
+
+# What a module method accepts as a new object's name: a Name that is not id-shaped.
+ObjectName = Annotated[str, StringConstraints(pattern=NAME_PATTERN), AfterValidator(_not_id_shaped)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Description = Annotated[str, StringConstraints(max_length=1024)]
 ResourceClass = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9_]{1,255}$")]
@@ -112,6 +129,26 @@ class FleetObject:
         return replace(self, fields={**self.fields, **changes})
 
 
+def actual_pool(pool: FleetObject, classes: Classes | None) -> FleetObject:
+    """The pool as it exists: its capacity is its provider's inventory totals (a change made through
+    Placement shows), or as recorded when the provider is gone."""
+    if classes is None:
+        return pool
+    return pool.with_fields(capacity={rc: total for rc, (total, _reserved) in sorted(classes.items())})
+
+
+# The resource-class maps of the kinds whose classes Placement does not hold in an inventory.
+CLASS_MAPS = {QUOTAS: "limits", OFFERS: "limits", FLAVORS: "resources"}
+
+
+def custom_classes_used(obj: FleetObject | None) -> set[str]:
+    """The CUSTOM_* classes an object of those kinds names: each counts as a use of the class in Placement, so
+    the class cannot be deleted while a quota, offer or flavor names it (a pool's are its provider's)."""
+    if obj is None or obj.kind not in CLASS_MAPS:
+        return set()
+    return {rc for rc in obj.fields[CLASS_MAPS[obj.kind]] if rc.startswith("CUSTOM_")}
+
+
 @dataclass(frozen=True)
 class FleetState:
     """Everything a plan or a module method decides from, as read at one fleet `version`."""
@@ -122,6 +159,8 @@ class FleetState:
     objects: Mapping[str, Mapping[str, FleetObject]]  # kind -> id -> object
     providers: Mapping[str, Classes | None] = field(default_factory=dict)  # pool id -> inventory; None = gone
     custom_classes: frozenset[str] = frozenset()
+    # pool id -> the classes its provider holds allocations of (Placement keeps such a class's inventory)
+    allocated: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def of(self, kind: str) -> Mapping[str, FleetObject]:
         return self.objects.get(kind, {})
@@ -212,10 +251,6 @@ class ApplyInput(StrictModel):
     document: FleetDocument
     prune: bool = False
     planHash: str | None = Field(default=None, max_length=128)  # noqa: N815
-
-
-class NoInput(StrictModel):
-    pass
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import Field
 
-from chalicelib.compute.errors import AlreadyExists, InvalidArgument, InvalidState, NotFound
-from chalicelib.compute.validation import StrictModel, parse
+from chalicelib.compute.validation import InvalidInput, StrictModel, parse
+from chalicelib.fleet.catalog import MODULE_METHODS
+from chalicelib.fleet.errors import NameTaken, UnknownObject, WrongState
 from chalicelib.fleet.models import (
     ACCOUNTS,
     FIELDS,
@@ -31,6 +32,7 @@ from chalicelib.fleet.models import (
     Id,
     Limits,
     Name,
+    ObjectName,
     Resources,
     Text,
     expected_classes,
@@ -78,7 +80,7 @@ class IdInput(StrictModel):
 
 
 class AccountCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name
     provider: Text
     description: Description = ""
@@ -86,14 +88,14 @@ class AccountCreate(StrictModel):
 
 class AccountUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name | None = None
     provider: Text | None = None
     description: Description | None = None
 
 
 class PoolCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name
     account: Id
     class_: Text = Field(alias="class")
@@ -104,7 +106,7 @@ class PoolCreate(StrictModel):
 
 class PoolUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     site: Name | None = None
     account: Id | None = None
     class_: Text | None = Field(default=None, alias="class")
@@ -120,7 +122,7 @@ class QuotaSet(StrictModel):
 
 
 class OfferCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id
     to: Name
     limits: Limits
@@ -128,14 +130,14 @@ class OfferCreate(StrictModel):
 
 class OfferUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id | None = None
     to: Name | None = None
     limits: Limits | None = None
 
 
 class FlavorCreate(StrictModel):
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id
     resources: Resources
     description: Description = ""
@@ -143,7 +145,7 @@ class FlavorCreate(StrictModel):
 
 class FlavorUpdate(StrictModel):
     id: Id
-    name: Name | None = None
+    name: ObjectName | None = None
     pool: Id | None = None
     resources: Resources | None = None
     description: Description | None = None
@@ -165,34 +167,34 @@ def _check_classes(state: FleetState, classes: Mapping[str, int] | None, field: 
         return
     rc = unknown_class(state.custom_classes, classes)
     if rc is not None:
-        raise InvalidArgument(f"/{field}/{rc}", "Placement does not know this resource class.")
+        raise InvalidInput(f"/{field}/{rc}", "Placement does not know this resource class.")
 
 
 def _site(state: FleetState, site: str) -> None:
     if site not in state.sites:
-        raise NotFound("No Site of this name is registered for the tenant.", field="/site")
+        raise UnknownObject("No Site of this name is registered for the tenant.", field="/site")
 
 
 def _active(state: FleetState, kind: str, ident: str, field: str = "/id") -> FleetObject:
     obj = state.get(kind, ident)
     if obj is None:
-        raise NotFound(field=field)
+        raise UnknownObject(field=field)
     if obj.archived:
-        raise InvalidState("The object is archived.", field=field)
+        raise WrongState("The object is archived.", field=field)
     return obj
 
 
 def _present(state: FleetState, kind: str, ident: str) -> FleetObject:
     obj = state.get(kind, ident)
     if obj is None:
-        raise NotFound(field="/id")
+        raise UnknownObject(field="/id")
     return obj
 
 
 def _new_id(state: FleetState, kind: str, name: str | None) -> str:
     ident = object_id(state.tenant, kind, name) if name is not None else random_id()
     if state.get(kind, ident) is not None:
-        raise AlreadyExists(field="/name")
+        raise NameTaken(field="/name")
     return ident
 
 
@@ -206,13 +208,13 @@ def _changes(kind: str, current: FleetObject, request: StrictModel) -> dict[str,
     given.pop("id")
     name = given.pop("name", None)
     if name is not None and name != current.name:
-        raise InvalidArgument("/name", "An object's name cannot change: its id derives from it.")
+        raise InvalidInput("/name", "An object's name cannot change: its id derives from it.")
     for f in IMMUTABLE.get(kind, ()):
         if f in given and given[f] is not None and given[f] != current.fields[f]:
-            raise InvalidArgument(f"/{f}", "This field cannot change.")
+            raise InvalidInput(f"/{f}", "This field cannot change.")
     for f, v in given.items():
         if v is None:
-            raise InvalidArgument(f"/{f}")
+            raise InvalidInput(f"/{f}")
     return given
 
 
@@ -245,7 +247,7 @@ def account_update(state: FleetState, data: dict[str, Any]) -> Outcome:
 def account_delete(state: FleetState, data: dict[str, Any]) -> Outcome:
     current = _present(state, ACCOUNTS, parse(IdInput, data).id)
     if any(p.fields["account"] == current.id for p in state.active(POOLS)):
-        raise InvalidState("An active pool uses this provider account.", field="/id")
+        raise WrongState("An active pool uses this provider account.", field="/id")
     return Outcome(state.remove(current), (DeleteObject(current),), {})
 
 
@@ -267,12 +269,19 @@ def pool_create(state: FleetState, data: dict[str, Any]) -> Outcome:
     return _put(state, obj, True, sync)
 
 
+def offers_to(state: FleetState, pool_id: str, owner: str) -> list[FleetObject]:
+    """The pool's offers to `owner`: none may exist while `owner` owns the pool."""
+    return [o for o in state.active(OFFERS) if o.fields["pool"] == pool_id and o.fields["to"] == owner]
+
+
 def pool_update(state: FleetState, data: dict[str, Any]) -> Outcome:
     request = parse(PoolUpdate, data)
     _check_classes(state, request.capacity, "capacity")
     current = _active(state, POOLS, request.id)
     updated = current.with_fields(**_changes(POOLS, current, request))
     _pool_references(state, updated.fields["site"], updated.fields["account"])
+    if offers_to(state, current.id, updated.fields["owner"]):
+        raise WrongState("An offer to the pool's own owner is refused.", field="/owner")
     state, sync = _sync(state, updated)
     return _put(state, updated, False, sync)
 
@@ -311,7 +320,7 @@ def _delete(kind: str) -> Callable[[FleetState, dict[str, Any]], Outcome]:
 def _offer_checks(state: FleetState, pool_id: str, to: str) -> None:
     pool = _active(state, POOLS, pool_id, "/pool")
     if pool.fields["owner"] == to:
-        raise InvalidState("An offer to the pool's own owner is refused.", field="/to")
+        raise WrongState("An offer to the pool's own owner is refused.", field="/to")
 
 
 def offer_create(state: FleetState, data: dict[str, Any]) -> Outcome:
@@ -379,6 +388,7 @@ METHODS: dict[tuple[str, str], ModuleMethod] = {
     (FLAVORS, "archive"): flavor_archive,
     (FLAVORS, "delete"): _delete(FLAVORS),
 }
+assert tuple(METHODS) == MODULE_METHODS, "chalicelib/fleet/catalog.py names every module method, in this order"
 
 
 def list_objects(state: FleetState, kind: str) -> dict[str, Any]:

@@ -14,50 +14,21 @@ so each event is recorded once.
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import boto3
-from botocore.config import Config
-
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import FleetDocument
-from chalicelib.fleet.service import FLEET_SOURCE, _event, fleet_store, now_iso
+from chalicelib.fleet.service import new_event, now_iso
 from chalicelib.fleet.store import FleetStore, Status
 from chalicelib.observability import logger
 from chalicelib.schedules import DRIFT_SCHEDULE  # noqa: F401 (re-exported)
-from chalicelib.store.ops import TransactionCanceled
+from chalicelib.store.ops import ConditionFailed
 
 LEASE_MS = 60_000
-# The deployed schedule is per stage (infra/definitions.py STAGE_SETTINGS.drift_schedule replaces this one).
-
-Publisher = Callable[[dict[str, Any]], None]
-
-
-def event_bus() -> str:
-    return os.environ.get("RP_FLEET_EVENT_BUS", "default")
-
-
-def eventbridge_publisher(client: Any = None, bus: str | None = None) -> Publisher:
-    """PutEvents of one fleet event (source resource-provisioning.fleet, detail-type its type)."""
-    events = client or boto3.client(
-        "events", endpoint_url=os.environ.get("RP_FLEET_EVENTS_ENDPOINT") or None,
-        config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=2, read_timeout=5))
-    name = bus or event_bus()
-
-    def publish(event: dict[str, Any]) -> None:
-        answer = events.put_events(Entries=[{
-            "Source": FLEET_SOURCE, "DetailType": event["type"], "EventBusName": name,
-            "Detail": json.dumps({**event["detail"], "id": event["id"], "time": event["time"]}),
-        }])
-        if answer.get("FailedEntryCount"):
-            raise RuntimeError("EventBridge refused the event")
-
-    return publish
+Publisher = Callable[[dict[str, Any]], None]  # chalicelib/fleet/eventbridge.py makes the deployed one
 
 
 def _check(store: FleetStore, tenant: str) -> tuple[Status, rules.Plan] | None:
@@ -95,25 +66,34 @@ def _record(store: FleetStore, status: Status, planned: rules.Plan) -> dict[str,
     items = [store.status_item(status, written)]
     event = None
     if changed:
-        event = _event("fleet.drifted" if drifted else "fleet.converged", status.tenant, planned.plan_hash,
-                       planned.summary, now)
+        event = new_event("fleet.drifted" if drifted else "fleet.converged", status.tenant, planned.plan_hash,
+                          planned.summary, now)
         items.append(store.outbox_item(event))
     elif not drifted:
         return None  # converged and recorded so: nothing to write
     try:
         store.transact(items)
-    except TransactionCanceled:
+    except ConditionFailed:
         return None  # another reconciler (or an apply) wrote the status first: its answer stands
     return event
 
 
-def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[str, str]] = ()) -> int:
-    """Publish every outbox item (those just written, and any a crashed pass left); the count recorded by us."""
+def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[dict[str, Any]] = ()) -> int:
+    """Publish every outbox item (those just written, and any a crashed pass or an apply left), in outbox order:
+    oldest first, and a tenant's later events wait while an earlier one of it cannot be published (claimed by
+    another publisher, or refused by EventBridge). The count recorded by this pass."""
     owner = uuid.uuid4().hex
-    candidates = dict.fromkeys([*known, *store.pending_outbox()])
+    candidates = set(store.pending_outbox())  # the index may lag: the tenants just written are read directly
+    for tenant in sorted({event["tenant"] for event in known}):
+        candidates.update(store.tenant_outbox(tenant))
+    waiting: set[str] = set()  # tenants with an earlier event this pass did not publish
     published = 0
-    for tenant, event_id in candidates:
+    for _time, tenant, event_id in sorted(candidates):
+        if tenant in waiting:
+            continue
         if not store.claim(tenant, event_id, owner, int(time.time() * 1000), LEASE_MS):
+            if store.outbox(tenant, event_id) is not None:
+                waiting.add(tenant)  # another publisher holds it
             continue
         item = store.outbox(tenant, event_id)
         if item is None:
@@ -123,20 +103,21 @@ def publish_outbox(store: FleetStore, publish: Publisher, known: Iterable[tuple[
             publish(event)
         except Exception:  # noqa: BLE001 - the claim lapses and a later pass publishes it
             logger.warning("fleet event not published", extra={"tenant": tenant, "event": event_id})
+            waiting.add(tenant)
             continue
         try:
-            store.transact(store.published_items(event, owner, time.time_ns()))
-        except TransactionCanceled:
+            store.transact(store.published_items(event, owner))
+        except ConditionFailed:
+            waiting.add(tenant)  # our lease lapsed and another publisher took it over
             continue
         published += 1
     return published
 
 
-def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
+def reconcile(store: FleetStore, publish: Publisher) -> dict[str, int]:
     """One pass over every tenant with an applied document."""
-    store = fleet_store(svc)
     counts = {"checked": 0, "drifted": 0, "converged": 0, "published": 0}
-    written: list[tuple[str, str]] = []
+    written: list[dict[str, Any]] = []
     for tenant in store.applied_tenants():
         try:
             checked = _check(store, tenant)
@@ -154,31 +135,10 @@ def reconcile(svc: Any, publish: Publisher) -> dict[str, int]:
             logger.exception("fleet drift not recorded", extra={"tenant": tenant})
             continue
         if event is not None:
-            written.append((tenant, event["id"]))
+            written.append(event)
     counts["published"] = publish_outbox(store, publish, written)
     return counts
 
 
-def events(svc: Any, tenant: str) -> dict[str, Any]:
-    return {"events": fleet_store(svc).events(tenant)}
-
-
-def start_reconciler_timer(stop: threading.Event, services: Callable[[], Any]) -> threading.Thread:
-    """`make run`: a daemon thread reconciling every RP_DRIFT_INTERVAL_SECONDS (default 900) until `stop`."""
-    seconds = float(os.environ.get("RP_DRIFT_INTERVAL_SECONDS") or 900)
-    thread = threading.Thread(target=run_reconciler_every, args=(seconds, stop, services), name="fleet-drift",
-                              daemon=True)
-    thread.start()
-    return thread
-
-
-def run_reconciler_every(seconds: float, stop: threading.Event, services: Callable[[], Any],
-                         publish: Publisher | None = None) -> None:
-    """`make run`'s timer: one pass every `seconds` until `stop` is set (errors logged, never fatal)."""
-    publisher = publish or eventbridge_publisher()
-    while not stop.wait(seconds):
-        try:
-            counts = reconcile(services(), publisher)
-            logger.info("fleet reconciled", extra=counts)
-        except Exception:  # noqa: BLE001 - the next tick tries again
-            logger.exception("fleet reconcile failed")
+def events(store: FleetStore, tenant: str) -> dict[str, Any]:
+    return {"events": store.events(tenant)}

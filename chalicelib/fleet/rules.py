@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib.compute.errors import InvalidArgument
+from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet.models import (
     ACCOUNTS,
     FLAVORS,
@@ -30,9 +30,11 @@ from chalicelib.fleet.models import (
     FleetState,
     doc_objects,
     expected_classes,
+    is_id_shaped,
     object_id,
     quota_id,
 )
+from chalicelib.fleet.modules import offers_to
 
 OPS = ("create", "update", "delete", "archive")
 CREATE_METHOD = {kind: "set" if kind == QUOTAS else "create" for kind in KINDS}
@@ -69,15 +71,15 @@ def check_unique(document: FleetDocument, base: str = "/document") -> None:
     seen_sites: set[str] = set()
     for i, site in enumerate(document.sites):
         if site.name in seen_sites:
-            raise InvalidArgument(f"{base}/sites/{i}/name", "Two sites in the document have one name.")
+            raise InvalidInput(f"{base}/sites/{i}/name", "Two sites in the document have one name.")
         seen_sites.add(site.name)
     for kind, items in doc_objects(document).items():
         seen: set[str] = set()
         for item in items:
             if item.name in seen:
                 where = "pool" if kind == QUOTAS else "name"
-                raise InvalidArgument(f"{base}/{kind}/{item.index}/{where}",
-                                      "Two objects of one kind in the document have one name.")
+                raise InvalidInput(f"{base}/{kind}/{item.index}/{where}",
+                                   "Two objects of one kind in the document have one name.")
             seen.add(item.name)
 
 
@@ -221,6 +223,9 @@ def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject,
     after = dict(doc.fields) if kind == QUOTAS else {"name": doc.name, **doc.fields}
     if existing is None:
         op, changed = "create", list(doc.fields)
+        if kind != QUOTAS and is_id_shaped(doc.name) and blocked is None:
+            # No object is known by this id: a create would take it as a name, which no module accepts.
+            blocked = {"reason": "name_is_an_id", "field": "name"}
     elif existing.archived:
         op, changed, blocked = "update", [], {"reason": "archived", "field": "name"}
     else:
@@ -228,6 +233,8 @@ def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject,
         immutable = [f for f in IMMUTABLE.get(kind, ()) if f in changed]
         if immutable and blocked is None:
             blocked = {"reason": "immutable_field", "field": immutable[0]}
+        if blocked is None and changed:
+            blocked = _refused_update(state, resolver, kind, existing, resolved, changed)
     if kind == OFFERS and blocked is None and resolver.pool_owner(resolved["pool"]) == doc.fields["to"]:
         blocked = {"reason": "offer_to_owner", "field": "to"}
     if not changed and blocked is None:
@@ -235,6 +242,23 @@ def _listed_entry(state: FleetState, resolver: _Resolver, doc: DocObject,
     before = doc_form(state, existing) if existing is not None else None
     call = None if blocked else _call(kind, op, doc.name, ident, resolved, changed)
     return ident, resolved, _Entry(kind, doc.name, op, ident, changed, before, after, call, blocked)
+
+
+def _refused_update(state: FleetState, resolver: _Resolver, kind: str, existing: FleetObject,
+                    resolved: Mapping[str, Any], changed: list[str]) -> dict[str, Any] | None:
+    """What the module method would refuse of this update, as apply runs it (each call on the state the calls
+    before it left: pools before offers), so that plan marks it blocked first."""
+    if kind in (QUOTAS, OFFERS, FLAVORS):
+        pool = state.get(POOLS, resolved["pool"])
+        if pool is not None and pool.archived:
+            return {"reason": "archived", "field": "pool"}  # a change to what an archived pool holds
+    if kind == POOLS:
+        if "owner" in changed and offers_to(state, existing.id, resolved["owner"]):
+            return {"reason": "offer_to_owner", "field": "owner"}  # the pool's offers are updated after it
+        dropped = state.allocated.get(existing.id, frozenset()) - set(resolved["capacity"])
+        if "capacity" in changed and dropped:
+            return {"reason": "in_use", "field": "capacity"}  # Placement keeps a class holding allocations
+    return None
 
 
 def _archived_pools_drifted(state: FleetState, listed_ids: set[str]) -> list[_Entry]:
@@ -279,6 +303,9 @@ def plan(state: FleetState, document: FleetDocument, prune: bool) -> Plan:
                 listed_ids[kind].add(ident)
             if kind == POOLS:
                 accounts_used.add(resolved["account"])
+                kept = state.get(POOLS, ident) if ident else None
+                if kept is not None and (entry is None or entry.blocked):
+                    accounts_used.add(kept.fields["account"])  # a pool left as it is keeps needing its account
             if entry is None:
                 unchanged += 1
             else:

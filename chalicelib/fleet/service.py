@@ -3,38 +3,24 @@
 Module methods and `fleet.apply` share one path: the pure module method runs
 on the state read, its writes become transaction items, and the transaction is
 conditioned on the tenant's fleet version (plus each item's own condition).
+Every refusal is a fleet domain error (chalicelib/fleet/errors.py); the compute
+family renders it.
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib.auth.principals import Principal
-from chalicelib.compute.errors import (
-    AlreadyExists,
-    ConfigDrift,
-    InvalidArgument,
-    InvalidState,
-    PermissionDenied,
-    Unavailable,
-    Unsupported,
-)
-from chalicelib.compute.registry import MethodHandler, Registry
-from chalicelib.compute.validation import parse
+from chalicelib.compute.validation import InvalidInput, NoInput, parse
 from chalicelib.fleet import rules
-from chalicelib.fleet.keys import VERSION_SK
-from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, NoInput, PlanInput
+from chalicelib.fleet.errors import CallRefused, Contended, FleetError, NameTaken, NotServed, PlanChanged, WrongState
+from chalicelib.fleet.models import KINDS, POOLS, ApplyInput, FleetDocument, PlanInput
 from chalicelib.fleet.modules import METHODS, Write, list_objects, unknown_class
-from chalicelib.fleet.store import (
-    MAX_TRANSACTION_BYTES,
-    MAX_TRANSACTION_ITEMS,
-    FleetStore,
-    Snapshot,
-    Status,
-    transaction_bytes,
-)
-from chalicelib.store.ops import TransactionCanceled
+from chalicelib.fleet.store import NAME_CLAIM_OP, PROVIDER_NEW_OP, VERSION_OP, FleetStore, Snapshot, Status
+from chalicelib.store.ops import MAX_TRANSACTION_OPS, ConditionFailed, Op, TooLarge
 from chalicelib.store.retry import pause_before_retry
 
 # A module write that lost a race (the tenant's version moved) reads again and decides again, with a
@@ -44,11 +30,18 @@ _APPLY_ATTEMPTS = 5  # an apply whose transaction lost to a write that leaves it
 FLEET_SOURCE = "resource-provisioning.fleet"
 
 
+class MethodCatalog(Protocol):
+    """What apply and export need to know of the compute API's methods (the registry answers it)."""
+
+    def authorization(self, method: str) -> str | None:
+        """The `permission@scope` a method needs; None when this deployment does not serve it."""
+        ...
+
+    def modules(self) -> list[str]:
+        ...
+
+
 _pause = pause_before_retry  # the one backoff of read-decide-write loops (chalicelib/store/retry.py)
-
-
-def fleet_store(svc: Any) -> FleetStore:
-    return FleetStore(svc.client, svc.table)
 
 
 def _tenant(principal: Principal) -> str:
@@ -60,56 +53,29 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _name_taken(items: list[dict[str, Any]], canceled: TransactionCanceled) -> bool:
-    """A Placement provider outside fleet holds a pool's provider name (the version itself still matched)."""
-    version_index = next(i for i, item in enumerate(items)
-                         if item.get("Put", {}).get("Item", {}).get("sk", {}).get("S") == VERSION_SK)
-    if canceled.failed(version_index):
-        return False
-    return any(canceled.failed(i) and item.get("Put", {}).get("Item", {}).get("pk", {}).get("S", "").startswith(
-        "PLRPNAME#") for i, item in enumerate(items))
+def new_event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], created: str) -> dict[str, Any]:
+    return {"id": str(uuid.uuid4()), "type": kind, "tenant": tenant, "time": created,
+            "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
 
 
-def _transact(store: FleetStore, items: list[dict[str, Any]]) -> None:
-    try:
-        store.transact(items)
-    except TransactionCanceled as canceled:
-        if _name_taken(items, canceled):
-            raise AlreadyExists("A Placement resource provider already has this pool's provider name.") from None
-        raise
+def _deterministic(failed: ConditionFailed) -> FleetError | None:
+    """The refusal a canceled transaction means when reading again cannot change it; None for a lost race.
+
+    With the fleet version still as read, nothing of the tenant moved: a new provider whose uuid or name a
+    Placement provider outside fleet already holds fails the same way on every attempt."""
+    if VERSION_OP in failed:
+        return None
+    if PROVIDER_NEW_OP in failed:
+        return NameTaken("A Placement resource provider already has this pool's uuid.")
+    if NAME_CLAIM_OP in failed:
+        return NameTaken("A Placement resource provider already has this pool's provider name.")
+    return None
 
 
-# --- module methods ----------------------------------------------------------------------------------
-
-
-def module_list(kind: str) -> MethodHandler:
-    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        parse(NoInput, body)
-        return list_objects(fleet_store(svc).snapshot(_tenant(principal), providers=False).state, kind)
-
-    return handler
-
-
-def module_method(kind: str, method: str) -> MethodHandler:
-    run = METHODS[(kind, method)]
-
-    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        store = fleet_store(svc)
-        for attempt in range(_MODULE_ATTEMPTS):
-            snapshot = store.snapshot(_tenant(principal), providers=kind == POOLS)
-            outcome = run(snapshot.state, body)
-            try:
-                _transact(store, store.write_items(snapshot, outcome.writes))
-            except TransactionCanceled:
-                _pause(attempt)  # another write moved the version: decide again on what is there now
-                continue
-            return outcome.answer
-        raise Unavailable()
-
-    return handler
-
-
-# --- fleet ------------------------------------------------------------------------------------------
+def missing_modules(catalog: MethodCatalog) -> list[str]:
+    """The document's tables whose module this deployment does not run (from the registry)."""
+    served = set(catalog.modules())
+    return [kind for kind in ("sites", *KINDS) if kind not in served]
 
 
 def _validate(custom_classes: frozenset[str], document: FleetDocument) -> None:
@@ -117,132 +83,141 @@ def _validate(custom_classes: frozenset[str], document: FleetDocument) -> None:
     rules.check_unique(document)
     for rc, pointer in rules.resource_class_pointers(document):
         if unknown_class(custom_classes, [rc]):
-            raise InvalidArgument(pointer, "Placement does not know this resource class.")
+            raise InvalidInput(pointer, "Placement does not know this resource class.")
 
 
-def missing_modules(registry: Registry) -> list[str]:
-    """The document's tables whose module this deployment does not run (from the registry)."""
-    served = set(registry.modules())
-    return [kind for kind in ("sites", *KINDS) if kind not in served]
-
-
-def exporter(registry: Registry) -> MethodHandler:
-    def export(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        parse(NoInput, body)
-        state = fleet_store(svc).snapshot(_tenant(principal), providers=False).state
-        return {"document": rules.export(state), "missing": missing_modules(registry)}
-
-    return export
-
-
-def _planned(svc: Any, principal: Principal, document: FleetDocument, prune: bool,
-             ) -> tuple[FleetStore, Snapshot, rules.Plan]:
-    store = fleet_store(svc)
-    snapshot = store.snapshot(_tenant(principal))
-    _validate(snapshot.state.custom_classes, document)
-    return store, snapshot, rules.plan(snapshot.state, document, prune)
-
-
-def plan(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    request = parse(PlanInput, body)
-    return _planned(svc, principal, request.document, request.prune)[2].body()
-
-
-def _authorize(registry: Registry, principal: Principal, calls: list[dict[str, Any]]) -> None:
+def _authorize(catalog: MethodCatalog, principal: Principal, calls: list[dict[str, Any]]) -> None:
     for call in calls:
-        spec = registry.get(call["method"])
-        if spec is None:
-            raise Unsupported("A planned method is not served by this deployment.", method=call["method"])
-        if not principal.allows(spec.authorization):
-            raise PermissionDenied(method=spec.name, permission=spec.authorization)
+        grant = catalog.authorization(call["method"])
+        if grant is None:
+            raise NotServed("A planned method is not served by this deployment.", method=call["method"])
+        if not principal.allows(grant):
+            raise CallRefused(method=call["method"], permission=grant)
 
 
-def _event(kind: str, tenant: str, plan_hash: str, summary: dict[str, int], created: str) -> dict[str, Any]:
-    import uuid
+class FleetService:
+    """The compute methods of the five fleet modules and of `fleet` itself, over one fleet store."""
 
-    return {"id": str(uuid.uuid4()), "type": kind, "tenant": tenant, "time": created,
-            "detail": {"tenant": tenant, "planHash": plan_hash, "summary": summary}}
+    def __init__(self, store: FleetStore) -> None:
+        self.store = store
 
+    def _transact(self, ops: list[Op]) -> None:
+        """One transaction; ConditionFailed for a lost race (decide again), a fleet error when no retry helps."""
+        try:
+            self.store.transact(ops)
+        except ConditionFailed as failed:
+            refusal = _deterministic(failed)
+            if refusal is not None:
+                raise refusal from None
+            raise
+        except TooLarge as large:
+            raise NotServed("The plan's writes exceed one transaction; split the document.",
+                            items=large.ops, limit=MAX_TRANSACTION_OPS) from None
 
-def applier(registry: Registry) -> MethodHandler:
-    """`fleet.apply`, authorizing each call by the registry's method (the registry is the HTTP layer's)."""
+    # --- module methods ------------------------------------------------------------------------------
 
-    def handler(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        return apply(registry, svc, principal, body)
+    def list_of(self, kind: str, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        parse(NoInput, body)
+        # A pool's capacity is its provider's inventory: pools are read with their providers.
+        return list_objects(self.store.snapshot(_tenant(principal), providers=kind == POOLS).state, kind)
 
-    return handler
+    def call(self, kind: str, method: str, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        """One module method: decide on a snapshot, write its writes conditioned on the version read."""
+        run = METHODS[(kind, method)]
+        for attempt in range(_MODULE_ATTEMPTS):
+            snapshot = self.store.snapshot(_tenant(principal), providers=kind == POOLS)
+            outcome = run(snapshot.state, body)
+            try:
+                self._transact(self.store.write_items(snapshot, outcome.writes))
+            except ConditionFailed:
+                _pause(attempt)  # another write moved the version: decide again on what is there now
+                continue
+            return outcome.answer
+        raise Contended()
 
+    # --- fleet ---------------------------------------------------------------------------------------
 
-def apply(registry: Registry, svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction.
+    def export(self, principal: Principal, body: dict[str, Any], catalog: MethodCatalog) -> dict[str, Any]:
+        parse(NoInput, body)
+        state = self.store.snapshot(_tenant(principal)).state  # with the providers: what exists in Placement
+        return {"document": rules.export(state), "missing": missing_modules(catalog)}
 
-    A canceled transaction is re-planned: a different plan is CONFIG_DRIFT (nothing was applied); the same
-    plan (the transaction lost to a write that does not change it, such as a reconciler recording a check)
-    is applied again, a bounded number of times.
-    """
-    request = parse(ApplyInput, body)
-    expected = request.planHash
-    for attempt in range(_APPLY_ATTEMPTS):
-        planned, canceled_by = _apply_once(registry, svc, principal, request, expected)
-        if canceled_by is None:
-            return {"plan": planned.body(), "applied": len(planned.calls)}
-        actual = rules.plan(canceled_by.snapshot(_tenant(principal)).state, request.document,
-                            request.prune).plan_hash
-        if actual != planned.plan_hash:
-            raise ConfigDrift(expected=expected or planned.plan_hash, actual=actual)
-        expected = planned.plan_hash  # what was decided stays what is applied
-        _pause(attempt)
-    raise Unavailable()
+    def _planned(self, principal: Principal, document: FleetDocument, prune: bool) -> tuple[Snapshot, rules.Plan]:
+        snapshot = self.store.snapshot(_tenant(principal))
+        _validate(snapshot.state.custom_classes, document)
+        return snapshot, rules.plan(snapshot.state, document, prune)
 
+    def plan(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        request = parse(PlanInput, body)
+        return self._planned(principal, request.document, request.prune)[1].body()
 
-def _apply_once(registry: Registry, svc: Any, principal: Principal, request: ApplyInput, expected: str | None,
-                ) -> tuple[rules.Plan, FleetStore | None]:
-    """(the plan, None) once applied; (the plan, the store) when the transaction was canceled."""
-    tenant = _tenant(principal)
-    store, snapshot, planned = _planned(svc, principal, request.document, request.prune)
-    if planned.blocked:
-        raise InvalidState("Some changes are blocked.", blocked=planned.blocked)
-    if expected is not None and expected != planned.plan_hash:
-        raise ConfigDrift(expected=expected, actual=planned.plan_hash)
-    _authorize(registry, principal, planned.calls)
-    state, writes = snapshot.state, list[Write]()
-    for call in planned.calls:
-        module, method = call["method"].split(".")[1:]
-        outcome = METHODS[(module, method)](state, call["input"])
-        state, writes = outcome.state, [*writes, *outcome.writes]
-    items = _with_record(store, tenant, principal, planned, request.prune, store.write_items(snapshot, writes),
-                         request.document.model_dump(by_alias=True))
-    if len(items) > MAX_TRANSACTION_ITEMS or transaction_bytes(items) > MAX_TRANSACTION_BYTES:
-        raise Unsupported("The plan's writes exceed one transaction; split the document.",
-                          items=len(items), limit=MAX_TRANSACTION_ITEMS)
-    try:
-        _transact(store, items)
-    except TransactionCanceled:
-        return planned, store
-    return planned, None
+    def apply(self, principal: Principal, body: dict[str, Any], catalog: MethodCatalog) -> dict[str, Any]:
+        """Checks in order: document, blocked, stale planHash, permissions, transaction size; then one transaction.
 
+        A canceled transaction is re-planned: a different plan is CONFIG_DRIFT (nothing was applied); the same
+        plan (the transaction lost to a write that does not change it, such as a reconciler recording a check)
+        is applied again, a bounded number of times.
+        """
+        request = parse(ApplyInput, body)
+        expected = request.planHash
+        for attempt in range(_APPLY_ATTEMPTS):
+            planned, applied = self._apply_once(catalog, principal, request, expected)
+            if applied:
+                return {"plan": planned.body(), "applied": len(planned.calls)}
+            actual = rules.plan(self.store.snapshot(_tenant(principal)).state, request.document,
+                                request.prune).plan_hash
+            if actual != planned.plan_hash:
+                raise PlanChanged(expected=expected or planned.plan_hash, actual=actual)
+            expected = planned.plan_hash  # what was decided stays what is applied
+            _pause(attempt)
+        raise Contended()
 
-def _with_record(store: FleetStore, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
-                 writes_items: list[dict[str, Any]], document: Any) -> list[dict[str, Any]]:
-    """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
-    `fleet.converged` when the tenant was recorded drifted."""
-    status = store.status(tenant)
-    chunk_items, chunks = store.document_items(tenant, document, status.chunks)
-    now = now_iso()
-    applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
-               "prune": prune}
-    items = [*writes_items, *chunk_items, store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
-    if status.drift is not None:
-        items.append(store.outbox_item(_event("fleet.converged", tenant, planned.plan_hash, planned.summary, now)))
-    return items
+    def _apply_once(self, catalog: MethodCatalog, principal: Principal, request: ApplyInput,
+                    expected: str | None) -> tuple[rules.Plan, bool]:
+        """(the plan, True) once applied; (the plan, False) when the transaction was canceled."""
+        tenant = _tenant(principal)
+        snapshot, planned = self._planned(principal, request.document, request.prune)
+        if planned.blocked:
+            raise WrongState("Some changes are blocked.", blocked=planned.blocked)
+        if expected is not None and expected != planned.plan_hash:
+            raise PlanChanged(expected=expected, actual=planned.plan_hash)
+        _authorize(catalog, principal, planned.calls)
+        state, writes = snapshot.state, list[Write]()
+        for call in planned.calls:
+            module, method = call["method"].split(".")[1:]
+            outcome = METHODS[(module, method)](state, call["input"])
+            state, writes = outcome.state, [*writes, *outcome.writes]
+        items = self._with_record(tenant, principal, planned, request.prune,
+                                  self.store.write_items(snapshot, writes), request.document.model_dump(by_alias=True))
+        try:
+            self._transact(items)
+        except ConditionFailed:
+            return planned, False
+        return planned, True
 
+    def _with_record(self, tenant: str, principal: Principal, planned: rules.Plan, prune: bool,
+                     writes_items: list[Op], document: Any) -> list[Op]:
+        """The calls' items plus the applied-document record: chunks, status (converged), and the outbox event
+        `fleet.converged` when the tenant was recorded drifted."""
+        store = self.store
+        status = store.status(tenant)
+        chunk_items, chunks = store.document_items(tenant, document, status.chunks)
+        now = now_iso()
+        applied = {"planHash": planned.plan_hash, "appliedBy": f"{tenant}/{principal.name}", "appliedAt": now,
+                   "prune": prune}
+        items = [*writes_items, *chunk_items,
+                 store.status_item(status, Status(tenant, applied=applied, chunks=chunks))]
+        if status.drift is not None:
+            items.append(store.outbox_item(new_event("fleet.converged", tenant, planned.plan_hash,
+                                                     planned.summary, now)))
+        return items
 
-def status(svc: Any, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-    parse(NoInput, body)
-    current = fleet_store(svc).status(_tenant(principal))
-    answer: dict[str, Any] = {}
-    if current.applied:
-        answer["applied"] = dict(current.applied)
-    if current.drift:
-        answer["drift"] = {k: current.drift[k] for k in ("checkedAt", "summary", "changes")}
-    return answer
+    def status(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        parse(NoInput, body)
+        current = self.store.status(_tenant(principal))
+        answer: dict[str, Any] = {}
+        if current.applied:
+            answer["applied"] = dict(current.applied)
+        if current.drift:
+            answer["drift"] = {k: current.drift[k] for k in ("checkedAt", "summary", "changes")}
+        return answer

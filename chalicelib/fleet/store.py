@@ -7,7 +7,7 @@
 | status (applied, drift, chunk count)   | FLEET#<tenant>  | STATUS                     |
 | a chunk of the applied document        | FLEET#<tenant>  | DOC#<nnnn>                 |
 | an event not yet published (outbox)    | FLEET#<tenant>  | OUTBOX#<event id>          |
-| a published event                      | FLEET#<tenant>  | EVENT#<time ns>#<event id> |
+| a published event                      | FLEET#<tenant>  | EVENT#<event time>#<id>    |
 
 `OBJ!VERSION` sorts just before the objects, so one Query (`begins_with(sk, "OBJ")`)
 reads the version and every object together: a consistent snapshot of the tenant.
@@ -27,14 +27,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.fleet.keys import VERSION_SK, fleet_pk, object_sk
-from chalicelib.fleet.models import KINDS, POOLS, FleetObject, FleetState, provider_name
+from chalicelib.fleet.models import (
+    KINDS,
+    POOLS,
+    FleetObject,
+    FleetState,
+    actual_pool,
+    custom_classes_used,
+    provider_name,
+)
 from chalicelib.fleet.modules import DeleteObject, PutObject, SyncProvider, Write
 from chalicelib.fleet.placement_writes import class_ref_items, provider_classes, provider_items
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key, to_item
-from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import batch_get, get_item, query_all, transact
+from chalicelib.store.ops import Op, batch_get, get_item, query_all, transact, update_if
 from chalicelib.tenants.store import TenantStore
 
 STATUS_SK = "STATUS"
@@ -44,8 +51,19 @@ EVENT = "EVENT#"
 APPLIED_INDEX = "FLEETAPPLIED"
 OUTBOX_INDEX = "FLEETOUTBOX"
 CHUNK_BYTES = 350 * 1024
-MAX_TRANSACTION_ITEMS = 100
-MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+
+# The names of the operations a fleet transaction holds (a cancellation names those whose condition failed).
+OBJECT_OP = "object"  # an object's put (create: absent; update: present) or delete (present)
+PROVIDER_NEW_OP = "provider_new"  # a pool's new Placement provider: its uuid is free
+NAME_CLAIM_OP = "provider_name_claim"  # ... and its provider name is free
+PROVIDER_OP = "provider_unchanged"  # an existing provider's inventories: unchanged since read
+CLASS_REFS_OP = "class_refs"  # a CUSTOM_* class's reference count: the class exists
+VERSION_OP = "fleet_version"  # the tenant's fleet version: the one the decision was made on
+DOCUMENT_OP = "document_chunk"
+STATUS_OP = "status"  # the status item: the revision read
+OUTBOX_OP = "outbox"
+CLAIMED_OP = "outbox_claimed"  # the outbox item is still claimed by this publisher
+EVENT_OP = "event_record"
 
 
 @dataclass(frozen=True)
@@ -95,10 +113,6 @@ def decompress(chunks: Iterable[bytes]) -> Any:
     return json.loads(zlib.decompress(b"".join(chunks)))
 
 
-def transaction_bytes(items: list[dict[str, Any]]) -> int:
-    return len(json.dumps(items, default=lambda v: len(v) * "x" if isinstance(v, bytes) else str(v)))
-
-
 class FleetStore:
     def __init__(self, client: Any, table: str) -> None:
         self.client = client
@@ -125,10 +139,11 @@ class FleetStore:
         read: dict[str, Provider | None] = {}
         if providers and objects[POOLS]:
             read = dict(self.placement.providers(sorted(objects[POOLS])))
-        state = FleetState(tenant, version, sites, objects,
-                           {pid: (provider_classes(p) if p is not None else None) for pid, p in read.items()},
-                           custom)
-        return Snapshot(state, read)
+        classes = {pid: (provider_classes(p) if p is not None else None) for pid, p in read.items()}
+        for pid, held in classes.items():
+            objects[POOLS][pid] = actual_pool(objects[POOLS][pid], held)
+        allocated = {pid: frozenset(rc for rc in p.inventories if p.used(rc)) for pid, p in read.items() if p}
+        return Snapshot(FleetState(tenant, version, sites, objects, classes, custom, allocated), read)
 
     def status(self, tenant: str) -> Status:
         return _status(tenant, get_item(self.client, self.table, key(fleet_pk(tenant), STATUS_SK)))
@@ -146,107 +161,130 @@ class FleetStore:
 
     # --- write items ------------------------------------------------------------------------------
 
-    def version_item(self, tenant: str, read: int) -> dict[str, Any]:
+    def version_item(self, tenant: str, read: int) -> Op:
         condition: dict[str, Any] = (
             {"ConditionExpression": "version = :read", "ExpressionAttributeValues": {":read": {"N": str(read)}}}
             if read else {"ConditionExpression": "attribute_not_exists(pk)"})
-        return {"Put": {"TableName": self.table, "Item": to_item({
-            "pk": fleet_pk(tenant), "sk": VERSION_SK, "version": read + 1}), **condition}}
+        return Op(VERSION_OP, {"Put": {"TableName": self.table, "Item": to_item({
+            "pk": fleet_pk(tenant), "sk": VERSION_SK, "version": read + 1}), **condition}})
 
-    def write_items(self, snapshot: Snapshot, writes: Iterable[Write]) -> list[dict[str, Any]]:
-        """Every write of the module calls as transaction items, plus the version move (last)."""
+    def write_items(self, snapshot: Snapshot, writes: Iterable[Write]) -> list[Op]:
+        """Every write of the module calls as transaction operations, plus the version move (last)."""
         state = snapshot.state
-        items: list[dict[str, Any]] = []
+        ops: list[Op] = []
         deltas: dict[str, int] = {}
+        written: dict[tuple[str, str], FleetObject | None] = {}  # (kind, id) -> as the writes so far leave it
+
+        def count(obj: FleetObject, after: FleetObject | None) -> None:
+            """The CUSTOM_* uses this write moves: those of the object before it, out; after it, in."""
+            before = written[(obj.kind, obj.id)] if (obj.kind, obj.id) in written else state.get(obj.kind, obj.id)
+            for rc in custom_classes_used(before):
+                deltas[rc] = deltas.get(rc, 0) - 1
+            for rc in custom_classes_used(after):
+                deltas[rc] = deltas.get(rc, 0) + 1
+            written[(obj.kind, obj.id)] = after
+
         for write in writes:
             if isinstance(write, PutObject):
                 obj = write.obj
                 condition = "attribute_not_exists(pk)" if write.new else "attribute_exists(pk)"
-                items.append({"Put": {"TableName": self.table, "ConditionExpression": condition,
-                                      "Item": to_item(object_item(state.tenant, obj))}})
+                ops.append(Op(OBJECT_OP, {"Put": {"TableName": self.table, "ConditionExpression": condition,
+                                                  "Item": to_item(object_item(state.tenant, obj))}}))
+                count(obj, obj)
             elif isinstance(write, DeleteObject):
-                items.append({"Delete": {"TableName": self.table, "ConditionExpression": "attribute_exists(pk)",
-                                         "Key": key(fleet_pk(state.tenant), object_sk(write.obj.kind, write.obj.id))}})
+                obj = write.obj
+                ops.append(Op(OBJECT_OP, {"Delete": {
+                    "TableName": self.table, "ConditionExpression": "attribute_exists(pk)",
+                    "Key": key(fleet_pk(state.tenant), object_sk(obj.kind, obj.id))}}))
+                count(obj, None)
             elif isinstance(write, SyncProvider):
                 pool = write.pool
                 provider, refs = provider_items(self.table, snapshot.providers.get(pool.id), pool.id,
                                                 provider_name(state.tenant, pool), write.classes,
                                                 tenant=state.tenant)
-                items.extend(provider)
+                # provider_items' order: a new provider and its name claim, or the update of an existing one (or none).
+                names = (PROVIDER_NEW_OP, NAME_CLAIM_OP) if snapshot.providers.get(pool.id) is None else (PROVIDER_OP,)
+                ops.extend(Op(name, item) for name, item in zip(names, provider, strict=False))
                 for rc, d in refs.items():
                     deltas[rc] = deltas.get(rc, 0) + d
-        items.extend(class_ref_items(self.table, deltas))
-        items.append(self.version_item(state.tenant, state.version))
-        return items
+        ops.extend(Op(CLASS_REFS_OP, item) for item in class_ref_items(self.table, deltas))
+        ops.append(self.version_item(state.tenant, state.version))
+        return ops
 
-    def document_items(self, tenant: str, document: Any, previous_chunks: int) -> tuple[list[dict[str, Any]], int]:
+    def document_items(self, tenant: str, document: Any, previous_chunks: int) -> tuple[list[Op], int]:
         chunks = compress(document)
-        items: list[dict[str, Any]] = [{"Put": {"TableName": self.table, "Item": {
-            "pk": {"S": fleet_pk(tenant)}, "sk": {"S": f"{DOC}{i:04d}"}, "data": {"B": chunk}}}}
+        items = [Op(DOCUMENT_OP, {"Put": {"TableName": self.table, "Item": {
+            "pk": {"S": fleet_pk(tenant)}, "sk": {"S": f"{DOC}{i:04d}"}, "data": {"B": chunk}}}})
             for i, chunk in enumerate(chunks)]
-        items.extend({"Delete": {"TableName": self.table, "Key": key(fleet_pk(tenant), f"{DOC}{i:04d}")}}
+        items.extend(Op(DOCUMENT_OP, {"Delete": {"TableName": self.table,
+                                                 "Key": key(fleet_pk(tenant), f"{DOC}{i:04d}")}})
                      for i in range(len(chunks), previous_chunks))
         return items, len(chunks)
 
-    def status_item(self, read: Status, written: Status) -> dict[str, Any]:
+    def status_item(self, read: Status, written: Status) -> Op:
         condition: dict[str, Any] = (
             {"ConditionExpression": "rev = :rev", "ExpressionAttributeValues": {":rev": {"N": str(read.rev)}}}
             if read.rev else {"ConditionExpression": "attribute_not_exists(pk)"})
-        return {"Put": {"TableName": self.table, "Item": to_item({
+        return Op(STATUS_OP, {"Put": {"TableName": self.table, "Item": to_item({
             "pk": fleet_pk(written.tenant), "sk": STATUS_SK, "rev": read.rev + 1, "applied": written.applied,
             "chunks": written.chunks, "drift": written.drift,
             "gsi1pk": APPLIED_INDEX if written.applied else None,
-            "gsi1sk": written.tenant if written.applied else None}), **condition}}
+            "gsi1sk": written.tenant if written.applied else None}), **condition}})
 
-    def outbox_item(self, event: dict[str, Any]) -> dict[str, Any]:
-        return {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)", "Item": to_item({
-            "pk": fleet_pk(event["tenant"]), "sk": f"{OUTBOX}{event['id']}", "event": event,
-            "gsi1pk": OUTBOX_INDEX, "gsi1sk": f"{event['time']}#{event['tenant']}#{event['id']}"})}}
+    def outbox_item(self, event: dict[str, Any]) -> Op:
+        return Op(OUTBOX_OP, {"Put": {
+            "TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)", "Item": to_item({
+                "pk": fleet_pk(event["tenant"]), "sk": f"{OUTBOX}{event['id']}", "event": event,
+                "gsi1pk": OUTBOX_INDEX, "gsi1sk": f"{event['time']}#{event['tenant']}#{event['id']}"})}})
 
-    def transact(self, items: list[dict[str, Any]]) -> None:
-        transact(self.client, items)
+    def transact(self, ops: list[Op]) -> None:
+        """One transaction; ConditionFailed names the operations that failed, TooLarge comes before the call."""
+        transact(self.client, ops)
 
     # --- events -----------------------------------------------------------------------------------
 
-    def pending_outbox(self) -> list[tuple[str, str]]:
-        """(tenant, event id) of every outbox item the index shows (it may lag: each is read again)."""
+    def pending_outbox(self) -> list[tuple[str, str, str]]:
+        """(event time, tenant, event id) of every outbox item the index shows, oldest first (the index may lag:
+        each is read again)."""
         items = query_all(self.client, self.table, IndexName="gsi1", ConsistentRead=False,
                           KeyConditionExpression="gsi1pk = :pk",
                           ExpressionAttributeValues={":pk": {"S": OUTBOX_INDEX}})
-        return [(i["pk"][len("FLEET#"):], i["sk"][len(OUTBOX):]) for i in items]
+        return [(i["gsi1sk"].split("#", 1)[0], i["pk"][len("FLEET#"):], i["sk"][len(OUTBOX):]) for i in items]
+
+    def tenant_outbox(self, tenant: str) -> list[tuple[str, str, str]]:
+        """(event time, tenant, event id) of the tenant's outbox items, read consistently (one Query)."""
+        items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+                          ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": OUTBOX}})
+        return [(i["event"]["time"], tenant, i["sk"][len(OUTBOX):]) for i in items]
 
     def outbox(self, tenant: str, event_id: str) -> dict[str, Any] | None:
         return get_item(self.client, self.table, key(fleet_pk(tenant), f"{OUTBOX}{event_id}"))
 
     def claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take the outbox item for publishing; False when it is gone or another publisher holds it."""
-        try:
-            with store_errors():
-                self._claim(tenant, event_id, owner, now_ms, lease_ms)
-        except self.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return update_if(
+            self.client, self.table, key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
+            "SET claimBy = :me, claimUntil = :until",
+            "attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
+            values={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)}, ":now": {"N": str(now_ms)}})
 
-    def _claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> None:
-        self.client.update_item(
-            TableName=self.table, Key=key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
-            UpdateExpression="SET claimBy = :me, claimUntil = :until",
-            ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
-            ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)},
-                                       ":now": {"N": str(now_ms)}})
+    def published_items(self, event: dict[str, Any], owner: str) -> list[Op]:
+        """The outbox item goes and the event record appears, only while this publisher holds the claim.
 
-    def published_items(self, event: dict[str, Any], owner: str, time_ns: int) -> list[dict[str, Any]]:
-        """The outbox item goes and the event record appears, only while this publisher holds the claim."""
+        The record's key is the event's own time (when it went into the outbox), so the tenant's events list
+        in the order they were decided, whatever order they were published in."""
         tenant = event["tenant"]
         return [
-            {"Delete": {"TableName": self.table, "Key": key(fleet_pk(tenant), f"{OUTBOX}{event['id']}"),
-                        "ConditionExpression": "claimBy = :me", "ExpressionAttributeValues": {":me": {"S": owner}}}},
-            {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)", "Item": to_item({
-                "pk": fleet_pk(tenant), "sk": f"{EVENT}{time_ns:020d}#{event['id']}", "event": event})}},
+            Op(CLAIMED_OP, {"Delete": {
+                "TableName": self.table, "Key": key(fleet_pk(tenant), f"{OUTBOX}{event['id']}"),
+                "ConditionExpression": "claimBy = :me", "ExpressionAttributeValues": {":me": {"S": owner}}}}),
+            Op(EVENT_OP, {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(pk)",
+                                  "Item": to_item({"pk": fleet_pk(tenant), "event": event,
+                                                   "sk": f"{EVENT}{event['time']}#{event['id']}"})}}),
         ]
 
     def events(self, tenant: str) -> list[dict[str, Any]]:
+        """The tenant's published events, oldest first."""
         items = query_all(self.client, self.table, KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
                           ExpressionAttributeValues={":pk": {"S": fleet_pk(tenant)}, ":p": {"S": EVENT}})
         return [i["event"] for i in items]
-

@@ -71,12 +71,6 @@ class ConditionFailed(Exception):
     def __contains__(self, name: object) -> bool:
         return name in self.names
 
-    def failed(self, index: int) -> bool:
-        # TRANSITION (issue 13): positions, for callers not yet naming their ops.
-        return f"#{index}" in self.names
-
-
-TransactionCanceled = ConditionFailed  # TRANSITION (issue 13): the old name
 
 
 class TooLarge(Exception):
@@ -186,10 +180,8 @@ def batch_get(
     return found
 
 
-def transact(client: Any, given: Sequence[Op | dict[str, Any]]) -> None:
+def transact(client: Any, ops: Sequence[Op]) -> None:
     """All or nothing. Raises TooLarge before the call, ConditionFailed naming the failed operations."""
-    # TRANSITION (issue 13): an unnamed request is named by its position until every caller names its ops.
-    ops = [o if isinstance(o, Op) else Op(f"#{i}", o) for i, o in enumerate(given)]
     check_transaction(ops)
     try:
         with store_errors():

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from chalicelib.auth.principals import Principal
+from collections.abc import Callable
+
+from chalicelib.auth.principals import Principal, key_principal
 from chalicelib.tenants.models import TenantPrincipal
+
+TenantLookup = Callable[[str, str], TenantPrincipal | None]  # (tenant, principal) -> its record
 
 TENANT_PREFIX = "tenant:"
 
@@ -30,3 +34,16 @@ def principal_of(record: TenantPrincipal | None, token_epoch: str | None) -> Pri
 def merged_grants(grants: list[str]) -> tuple[str, ...]:
     """Grants as stored: each once, sorted (so the answer does not depend on the order given)."""
     return tuple(sorted(set(grants)))
+
+
+def principal_resolver(lookup: TenantLookup) -> Callable[[str, str | None], Principal | None]:
+    """What the authenticator resolves a key record's principal name with: a tenant principal's through
+    `lookup` (a second read, so a revocation or re-grant applies to every token), any other as a key principal."""
+
+    def resolve(stored: str, epoch: str | None) -> Principal | None:
+        tenant_name = parse_stored_name(stored)
+        if tenant_name is None:
+            return key_principal(stored)
+        return principal_of(lookup(*tenant_name), epoch)
+
+    return resolve

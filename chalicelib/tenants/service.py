@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.compute.errors import AlreadyExists, NotFound
 from chalicelib.compute.validation import parse
-from chalicelib.tenants.models import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
+from chalicelib.tenants.errors import SiteNameTaken, UnknownPrincipal
+from chalicelib.tenants.inputs import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
 from chalicelib.tenants.rules import merged_grants
 from chalicelib.tenants.store import TenantStore
 
@@ -24,7 +24,7 @@ def issue_principal(tenants: TenantStore, tenant: str, body: dict[str, Any]) -> 
 def revoke_principal(tenants: TenantStore, tenant: str, principal: str) -> None:
     parse(PrincipalPath, {"tenant": tenant, "principal": principal})
     if not tenants.revoke(tenant, principal):
-        raise NotFound()
+        raise UnknownPrincipal()
 
 
 def list_principals(tenants: TenantStore, tenant: str) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def register_site(tenants: TenantStore, tenant: str, body: dict[str, Any]) -> di
     request = parse(RegisterSite, body)
     site = tenants.register_site(tenant, request.name, request.kind)
     if site is None:
-        raise AlreadyExists()
+        raise SiteNameTaken()
     return site.as_body()
 
 

@@ -20,9 +20,8 @@ from typing import Any
 from chalicelib.auth.repository import new_record, put_new
 from chalicelib.errors import Unavailable
 from chalicelib.store.codec import to_item
-from chalicelib.store.errors import store_errors
 from chalicelib.store.keys import key
-from chalicelib.store.ops import TransactionCanceled, get_item, query_all, transact
+from chalicelib.store.ops import ConditionFailed, Op, delete_if, get_item, put_if, query_all, transact
 from chalicelib.tenants.models import SiteRegistration, TenantPrincipal
 from chalicelib.tenants.rules import stored_name
 
@@ -71,21 +70,15 @@ class TenantStore:
                 "grants": list(grants), "epoch": epoch, "createdAt": created}), **condition}}
             token = put_new(self._table, new_record(token_hash, stored_name(tenant, name), epoch))
             try:
-                transact(self._client, [put_principal, token])
+                transact(self._client, [Op("principal_epoch", put_principal), token])
                 return record
-            except TransactionCanceled:
+            except ConditionFailed:
                 continue  # revoked or issued concurrently: read again
         raise Unavailable()
 
     def revoke(self, tenant: str, name: str) -> bool:
         """Delete the principal: every token issued for it stops opening it. False when there was none."""
-        try:
-            with store_errors():
-                self._client.delete_item(TableName=self._table, Key=key(tenant_pk(tenant), PRINCIPAL + name),
-                                         ConditionExpression="attribute_exists(pk)")
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return delete_if(self._client, self._table, key(tenant_pk(tenant), PRINCIPAL + name), "attribute_exists(pk)")
 
     def principals(self, tenant: str) -> list[TenantPrincipal]:
         return [_principal(i) for i in self._query(tenant, PRINCIPAL)]
@@ -95,14 +88,9 @@ class TenantStore:
     def register_site(self, tenant: str, name: str, kind: str) -> SiteRegistration | None:
         """Register a Site; None when the tenant already has one of that name."""
         site = SiteRegistration(tenant, name, kind, int(time.time()))
-        try:
-            with store_errors():
-                self._client.put_item(TableName=self._table, Item=to_item({
-                    "pk": tenant_pk(tenant), "sk": SITE + name, "tenant": tenant, "name": name, "kind": kind,
-                    "createdAt": site.created_at}), ConditionExpression="attribute_not_exists(pk)")
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return None
-        return site
+        item = to_item({"pk": tenant_pk(tenant), "sk": SITE + name, "tenant": tenant, "name": name, "kind": kind,
+                        "createdAt": site.created_at})
+        return site if put_if(self._client, self._table, item, "attribute_not_exists(pk)") else None
 
     def sites(self, tenant: str) -> list[SiteRegistration]:
         return [_site(i) for i in self._query(tenant, SITE)]

@@ -15,9 +15,9 @@ from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key
 from chalicelib.store.ops import get_item
 from tests.integration.placement.helpers import placement_client, set_inventory_total
-from tests.integration.test_fleet import _apply, _plan, bus, document, http
-
-__all__ = ["bus", "http"]  # the fleet tests' fixtures, used here by name
+from tests.support.fleet import apply as _apply
+from tests.support.fleet import document
+from tests.support.fleet import plan as _plan
 
 
 def _fleet_version(services, tenant: str) -> int:
@@ -25,19 +25,19 @@ def _fleet_version(services, tenant: str) -> int:
     return int(get_item(services.client, services.table, key(pk, sk))["version"])
 
 
-def _pool_provider(http, services):
-    pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
+def _pool_provider(fleet, services):
+    pool_id = fleet.rpc("pools.list", {}, fleet.token)[1]["items"][0]["id"]
     return PlacementStore(services.client, services.table).provider(pool_id)
 
 
-def test_a_renamed_pool_provider_still_moves_the_fleet_version_and_a_stale_apply_is_config_drift(http, services):
-    assert _apply(http, document())[0] == 200
-    provider = _pool_provider(http, services)
+def test_a_renamed_pool_provider_still_moves_the_fleet_version_and_a_stale_apply_is_config_drift(fleet, services):
+    assert _apply(fleet, document())[0] == 200
+    provider = _pool_provider(fleet, services)
     tenant = provider.name.split("/", 1)[0]
     assert provider.linked_version == fleet_version_key(tenant)
     changed = document()
     changed["flavors"][0]["description"] = "bigger"
-    plan_hash = _plan(http, changed)["planHash"]
+    plan_hash = _plan(fleet, changed)["planHash"]
 
     placement = placement_client(services)
     renamed = placement.put(f"/placement/resource_providers/{provider.uuid}", {"name": "no-tenant-here"},
@@ -47,15 +47,15 @@ def test_a_renamed_pool_provider_still_moves_the_fleet_version_and_a_stale_apply
     written = set_inventory_total(placement, provider.uuid, "VCPU", 48)
     assert written.status == 200, written.body
     assert _fleet_version(services, tenant) == before + 1
-    status, body = _apply(http, changed, plan_hash=plan_hash)
+    status, body = _apply(fleet, changed, plan_hash=plan_hash)
     assert status == 409 and body["error"]["code"] == "CONFIG_DRIFT", body
 
 
-def test_a_rename_racing_an_inventory_write_never_loses_the_fleet_version_bump(http, services):
+def test_a_rename_racing_an_inventory_write_never_loses_the_fleet_version_bump(fleet, services):
     """Renames and inventory writes through Placement at once: every inventory write that succeeded moved the
     fleet version exactly once, whichever name the provider had when it was read."""
-    assert _apply(http, document())[0] == 200
-    provider = _pool_provider(http, services)
+    assert _apply(fleet, document())[0] == 200
+    provider = _pool_provider(fleet, services)
     tenant = provider.name.split("/", 1)[0]
     before = _fleet_version(services, tenant)
     placement = placement_client(services)
@@ -84,4 +84,4 @@ def test_a_rename_racing_an_inventory_write_never_loses_the_fleet_version_bump(h
         thread.join()
     assert written
     assert _fleet_version(services, tenant) == before + len(written)
-    assert _pool_provider(http, services).linked_version == fleet_version_key(tenant)
+    assert _pool_provider(fleet, services).linked_version == fleet_version_key(tenant)

@@ -6,6 +6,7 @@ import pytest
 
 from chalicelib.auth.keys import hash_key
 from chalicelib.auth.service import Authenticator
+from chalicelib.tenants.rules import principal_resolver
 
 SITES_GRANT = "compute:sites:admin@compute-sites"
 FLEET_GRANT = "compute:fleet:admin@compute-fleet"
@@ -64,7 +65,7 @@ def test_reissue_gives_a_new_token_keeps_the_old_one_and_replaces_grants(http, s
     first = http.issue("acme", "alice", [SITES_GRANT])
     second = http.issue("acme", "alice", [FLEET_GRANT])
     assert first != second
-    fresh = Authenticator(services.keys, 30, tenant_principal=services.tenants.principal)
+    fresh = Authenticator(services.keys, 30, resolve=principal_resolver(services.tenants.principal))
     for token in (first, second):
         principal = fresh.authenticate(token)
         assert (principal.kind, principal.tenant, principal.name) == ("tenant", "acme", "alice")
@@ -75,11 +76,11 @@ def test_revoke_stops_every_token_and_a_new_principal_of_that_name_does_not_revi
     old = http.issue("acme", "alice", [SITES_GRANT])
     status, body, _ = http.call("DELETE", "/api/tenants/acme/principals/alice", token=http.keys["service"])
     assert (status, body) == (204, None)
-    fresh = Authenticator(services.keys, 30, tenant_principal=services.tenants.principal)
+    fresh = Authenticator(services.keys, 30, resolve=principal_resolver(services.tenants.principal))
     with pytest.raises(Exception, match="unauthorized"):
         fresh.authenticate(old)
     new = http.issue("acme", "alice", [SITES_GRANT])
-    fresh = Authenticator(services.keys, 30, tenant_principal=services.tenants.principal)
+    fresh = Authenticator(services.keys, 30, resolve=principal_resolver(services.tenants.principal))
     assert fresh.authenticate(new).tenant == "acme"
     with pytest.raises(Exception, match="unauthorized"):
         fresh.authenticate(old)

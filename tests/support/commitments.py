@@ -14,7 +14,8 @@ from chalicelib.commitments.service import SyncSettings, sync
 from chalicelib.commitments.store import CommitmentStore
 from chalicelib.commitments.upstream import OpenStackClient, OpenStackConfig
 from chalicelib.fleet.models import ACCOUNTS, POOLS
-from chalicelib.fleet.service import module_method
+from chalicelib.fleet.service import FleetService
+from chalicelib.fleet.store import FleetStore
 from chalicelib.placement.deps import placement_service
 from fakes.openstack import FakeOpenStack, Scenario
 
@@ -62,9 +63,10 @@ class SyncWorld:
         self.placement = placement_service(services.client, services.table)
         self.store = CommitmentStore(services.client, services.table)
         self.clock: Callable[[], float] = time.time
+        self.fleet = FleetService(FleetStore(services.client, services.table))
         services.tenants.register_site(TENANT, "os", "openstack")
-        self.account = module_method(ACCOUNTS, "create")(services, OWNER, {"name": "main", "site": "os",
-                                                                          "provider": "openstack"})["id"]
+        self.account = self.fleet.call(ACCOUNTS, "create", OWNER, {"name": "main", "site": "os",
+                                                                   "provider": "openstack"})["id"]
 
     def config(self, **overrides: Any) -> OpenStackConfig:
         values: dict[str, Any] = {"auth_url": self.fake.auth_url, "username": "syncer", "password": PASSWORD,
@@ -78,14 +80,14 @@ class SyncWorld:
     def pool(self, name: str, az: str = "az1", **capacity: int) -> str:
         body = {"name": name, "site": "os", "account": self.account, "class": "general", "owner": "ops",
                 "availabilityZone": az, "capacity": capacity or {"VCPU": 64, "MEMORY_MB": 65536, "DISK_GB": 1000}}
-        self.pools[name] = module_method(POOLS, "create")(self.services, OWNER, body)["id"]
+        self.pools[name] = self.fleet.call(POOLS, "create", OWNER, body)["id"]
         return self.pools[name]
 
     def resize(self, name: str, **capacity: int) -> None:
-        module_method(POOLS, "update")(self.services, OWNER, {"id": self.pools[name], "capacity": capacity})
+        self.fleet.call(POOLS, "update", OWNER, {"id": self.pools[name], "capacity": capacity})
 
     def archive(self, name: str) -> None:
-        module_method(POOLS, "archive")(self.services, OWNER, {"id": self.pools[name]})
+        self.fleet.call(POOLS, "archive", OWNER, {"id": self.pools[name]})
 
     def run(self, config: OpenStackConfig | None = None, tenant: str | None = TENANT) -> dict[str, Any]:
         cfg = config or self.config()

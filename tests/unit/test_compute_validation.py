@@ -6,7 +6,8 @@ import pytest
 from pydantic import StringConstraints
 
 from chalicelib.compute.errors import InvalidArgument
-from chalicelib.compute.validation import StrictModel, decode_object, parse, pointer
+from chalicelib.compute.validation import InvalidInput, StrictModel, parse, pointer
+from chalicelib.http.compute import decode_object
 
 ClassName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$")]
 
@@ -33,9 +34,9 @@ class Document(StrictModel):
     ],
 )
 def test_errors_point_at_the_member(body, field):
-    with pytest.raises(InvalidArgument) as caught:
+    with pytest.raises(InvalidInput) as caught:
         parse(Document, body, base="/document")
-    assert caught.value.details == {"field": field}
+    assert (caught.value.field, caught.value.details) == (field, {})
 
 
 def test_pointers_escape_slash_and_tilde():

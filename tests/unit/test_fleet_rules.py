@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chalicelib.compute.errors import InvalidArgument
+from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet import rules
 from chalicelib.fleet.models import FleetDocument, FleetState, empty_state, expected_classes
 from chalicelib.fleet.modules import METHODS
@@ -182,10 +183,10 @@ def test_ids_derive_from_tenant_kind_and_name():
 
 
 def test_duplicate_names_are_invalid_argument_at_the_second():
-    with pytest.raises(InvalidArgument) as caught:
+    with pytest.raises(InvalidInput) as caught:
         rules.check_unique(doc(ownerQuotas=[{"owner": "a", "pool": "p", "limits": {}},
                                             {"owner": "a", "pool": "p", "limits": {"VCPU": 1}}]))
-    assert caught.value.details["field"] == "/document/ownerQuotas/1/pool"
+    assert caught.value.field == "/document/ownerQuotas/1/pool"
 
 
 # --- properties -------------------------------------------------------------------------------------------
@@ -297,6 +298,95 @@ def test_resource_maps_are_bounded_and_strict():
     too_many = {f"CUSTOM_C{i}": 1 for i in range(MAX_CLASSES + 1)}
     for bad, field in ((too_many, "/document/pools/0/capacity"), ({"VCPU": "64"}, "/document/pools/0/capacity/VCPU"),
                        ({"VCPU": 0}, "/document/pools/0/capacity/VCPU")):
-        with pytest.raises(InvalidArgument) as caught:
+        with pytest.raises(InvalidInput) as caught:
             parse(PlanInput, {"document": {"pools": [pool(capacity=bad)]}})
-        assert caught.value.details["field"] == field
+        assert caught.value.field == field
+
+
+# --- properties over reachable states: nameless objects and names that collide with ids ------------------------
+
+ID_NAMES = ["0b6e7c4e-0000-4000-8000-000000000001"]  # an id-shaped name no object has
+
+
+@st.composite
+def reachable_states(draw: Any) -> FleetState:
+    """A state the module methods reach from an applied document: nameless creates (objects the document then
+    names by id), creates named after another object's id (each must be refused), archived pools."""
+    from chalicelib.fleet.errors import FleetError
+
+    state = applied(FleetDocument.model_validate(draw(documents())))
+    for _ in range(draw(st.integers(0, 6))):
+        accounts, pools = state.active("providerAccounts"), state.active("pools")
+        step = draw(st.sampled_from(["account", "pool", "offer", "flavor", "quota", "id_as_name", "archive"]))
+        if step == "account":
+            call = ("providerAccounts", "create", {"site": draw(st.sampled_from(sorted(SITES))), "provider": "aws"})
+        elif step == "pool" and accounts:
+            call = ("pools", "create", {"site": "k8s", "account": draw(st.sampled_from(accounts)).id, "class": "g",
+                                        "owner": draw(names), "availabilityZone": "az1", "capacity": draw(classes)})
+        elif step in ("offer", "flavor", "quota") and pools:
+            target = draw(st.sampled_from(pools)).id
+            call = {"offer": ("offers", "create", {"pool": target, "to": draw(names), "limits": draw(classes)}),
+                    "flavor": ("flavors", "create", {"pool": target, "resources": draw(classes)}),
+                    "quota": ("ownerQuotas", "set", {"owner": draw(names), "pool": target,
+                                                     "limits": draw(classes)})}[step]
+        elif step == "id_as_name":
+            ids = [o.id for kind in ("providerAccounts", "pools", "offers", "flavors") for o in state.of(kind).values()]
+            kind = draw(st.sampled_from(["providerAccounts", "offers", "flavors"]))
+            body = {"providerAccounts": {"site": "k8s", "provider": "aws"},
+                    "offers": {"pool": pools[0].id if pools else ID_NAMES[0], "to": "z", "limits": {}},
+                    "flavors": {"pool": pools[0].id if pools else ID_NAMES[0], "resources": {"VCPU": 1}}}[kind]
+            with pytest.raises(InvalidInput):
+                METHODS[(kind, "create")](state, {**body, "name": draw(st.sampled_from([*ids, *ID_NAMES]))})
+            continue
+        elif step == "archive" and pools:
+            call = ("pools", "archive", {"id": draw(st.sampled_from(pools)).id})
+        else:
+            continue
+        # A refusal (an offer to the owner, a quota of an archived pool) leaves the state as it was.
+        with contextlib.suppress(InvalidInput, FleetError):
+            state = METHODS[call[:2]](state, call[2]).state
+    return state
+
+
+@st.composite
+def documents_about(draw: Any, state: FleetState) -> dict[str, Any]:
+    """A document drawn near a state: its export with objects dropped or changed, perhaps an id-shaped name."""
+    data = rules.export(state)
+    for kind in ("providerAccounts", "pools", "ownerQuotas", "offers", "flavors"):
+        kept = [o for o in data[kind] if draw(st.booleans()) or draw(st.booleans())]
+        for obj in kept:
+            if kind == "pools" and draw(st.booleans()):
+                obj["capacity"] = draw(classes)
+            if kind in ("ownerQuotas", "offers") and draw(st.booleans()):
+                obj["limits"] = draw(classes)
+            if kind == "flavors" and draw(st.booleans()):
+                obj["description"] = draw(st.sampled_from(["", "x", "y"]))
+            if kind == "pools" and draw(st.booleans()):
+                obj["owner"] = draw(names)
+        data[kind] = kept
+    if draw(st.booleans()):
+        data["providerAccounts"].append(account(draw(st.sampled_from(ID_NAMES))))
+    return data
+
+
+@PROPERTY
+@given(reachable_states(), st.booleans())
+def test_plan_of_export_is_empty_in_every_reachable_state(state, prune):
+    exported = FleetDocument.model_validate(rules.export(state))
+    planned = rules.plan(state, exported, prune)
+    assert planned.calls == [] and planned.blocked == [] and planned.changes == []
+    keys = {kind: [o.get("name") for o in rules.export(state)[kind]] for kind in ("providerAccounts", "pools")}
+    assert all(len(v) == len(set(v)) for v in keys.values())  # no two objects of one kind under one name
+
+
+@PROPERTY
+@given(st.data(), st.booleans())
+def test_apply_then_plan_is_empty_in_every_reachable_state(data, prune):
+    state = data.draw(reachable_states())
+    document = FleetDocument.model_validate(data.draw(documents_about(state)))
+    planned = rules.plan(state, document, prune)
+    if planned.blocked:
+        return
+    after = run(state, planned)  # whatever apply would refuse, the plan marked blocked: every call runs
+    again = rules.plan(after, document, prune)
+    assert again.calls == [] and again.changes == [] and again.blocked == []

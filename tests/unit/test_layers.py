@@ -42,3 +42,30 @@ def test_a_service_importing_the_http_layer_breaks_the_lint(tmp_path):
     result = _lint(tree)
     assert result.returncode != 0
     assert "chalicelib.members.service is not allowed to import chalicelib.http" in result.stdout
+
+
+def test_an_upward_import_into_the_family_framework_breaks_the_lint(tmp_path):
+    tree = _copy(tmp_path)
+    family = tree / "chalicelib" / "http" / "family.py"
+    family.write_text("import chalicelib.runtime  # a deliberate violation\n" + family.read_text())
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "chalicelib.http.family is not allowed to import chalicelib.runtime" in result.stdout
+
+
+def test_a_capability_importing_another_capabilitys_store_breaks_the_lint(tmp_path):
+    tree = _copy(tmp_path)
+    service = tree / "chalicelib" / "members" / "service.py"
+    service.write_text("import chalicelib.fleet.store  # a deliberate violation\n" + service.read_text())
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "chalicelib.members is not allowed to import chalicelib.fleet" in result.stdout
+
+
+def test_a_store_adapter_importing_its_service_breaks_the_lint(tmp_path):
+    tree = _copy(tmp_path)
+    store = tree / "chalicelib" / "tenants" / "store.py"
+    store.write_text("import chalicelib.tenants.service  # a deliberate violation\n" + store.read_text())
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "chalicelib.tenants.store is not allowed to import chalicelib.tenants.service" in result.stdout

@@ -11,14 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from chalicelib.auth.principals import Principal, key_principal
-from chalicelib.tenants.models import (
-    IssuePrincipal,
-    PrincipalPath,
-    RegisterSite,
-    SiteRegistration,
-    TenantPath,
-    TenantPrincipal,
-)
+from chalicelib.tenants.inputs import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
+from chalicelib.tenants.models import SiteRegistration, TenantPrincipal
 from chalicelib.tenants.rules import merged_grants, parse_stored_name, principal_of, stored_name
 
 FLEET = "compute:fleet:admin@compute-fleet"
