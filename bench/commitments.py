@@ -55,16 +55,25 @@ def _pools(services: Services) -> None:
             "availabilityZone": az, "capacity": {"VCPU": 10**7, "MEMORY_MB": 10**9, "DISK_GB": 10**8}})
 
 
-def _count_calls(client: Any) -> Counter[str]:
+def _count_calls(client: Any) -> tuple[Counter[str], dict[str, float]]:
+    """Calls per operation, and the slowest call per operation (seconds): what a read timeout meets."""
     seen: Counter[str] = Counter()
+    slowest: dict[str, float] = {}
     lock = threading.Lock()
 
-    def count(model: Any, **_: Any) -> None:
+    def count(model: Any, context: dict[str, Any], **_: Any) -> None:
+        context["bench_started"] = time.perf_counter()
         with lock:
             seen[model.name] += 1
 
+    def timed(model: Any, context: dict[str, Any], **_: Any) -> None:
+        took = time.perf_counter() - context.get("bench_started", time.perf_counter())
+        with lock:
+            slowest[model.name] = max(slowest.get(model.name, 0.0), took)
+
     client.meta.events.register("before-call.dynamodb.*", count)
-    return seen
+    client.meta.events.register("after-call.dynamodb.*", timed)
+    return seen, slowest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,19 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commitments", type=int, default=2_000)
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--project-page", type=int, default=1000, help="Keystone projects per page")
     args = parser.parse_args(argv)
     services, store = bench_services()
     _pools(services)
-    dynamodb = _count_calls(services.client)
+    dynamodb, slowest = _count_calls(services.client)
     failed = False
     try:
-        with fake_cloud(args.projects, args.commitments, args.latency_ms, args.concurrency) as (url, config):
+        with fake_cloud(args.projects, args.commitments, args.latency_ms, args.concurrency,
+                        args.project_page) as (url, config):
             print(f"commitment sync: {args.projects:,} projects, {args.commitments:,} commitments, "
                   f"{args.latency_ms} ms per upstream call, concurrency {args.concurrency}; store "
                   f"{'DynamoDB Local/moto (devkit/stores.py)' if store else endpoint_from_env()}")
             previous: dict[str, int] = {}
             for number in (1, 2):
                 dynamodb.clear()
+                slowest.clear()
                 started = time.perf_counter()
                 run = sync(services, SyncSettings(tenant=TENANT), fetch=lambda: OpenStackClient(config).fetch(),
                            pools=FleetPoolSource(services.client, services.table))
@@ -102,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"upstream floor {floor:.1f} s")
                 print(f"  upstream calls {upstream:,} ({', '.join(f'{k} {v:,}' for k, v in sorted(calls.items()))})")
                 print(f"  DynamoDB calls {sum(dynamodb.values()):,} "
-                      f"({', '.join(f'{k} {v:,}' for k, v in sorted(dynamodb.items()))})")
+                      f"({', '.join(f'{k} {v:,}' for k, v in sorted(dynamodb.items()))}); slowest "
+                      f"{', '.join(f'{k} {v:.2f} s' for k, v in sorted(slowest.items()))}")
                 print(f"  writes {counts['writes']:,}; held {counts['held']:,}, released {counts['released']:,}, "
                       f"unplaced {counts['unplaced']:,}, skipped {counts['skipped']}")
                 print(f"  peak RSS so far {peak:.0f} MB (goal < {PEAK_GOAL_MB} MB)")

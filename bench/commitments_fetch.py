@@ -32,7 +32,7 @@ from chalicelib.commitments.upstream import OpenStackClient, OpenStackConfig
 NOW = int(time.time())
 
 
-def scenario(projects: int, commitments: int, latency_ms: int) -> dict[str, Any]:
+def scenario(projects: int, commitments: int, latency_ms: int, project_page: int = 1000) -> dict[str, Any]:
     flavors = [{"id": f"f{i:02d}", "name": f"m{i}.std", "ram": 2048 * (i % 8 + 1), "vcpus": i % 8 + 1,
                 "disk": 0 if i % 5 == 0 else 40, "is_public": i % 4 != 0, "extra_specs": {"quota:separate": "true"}}
                for i in range(40)]
@@ -58,16 +58,16 @@ def scenario(projects: int, commitments: int, latency_ms: int) -> dict[str, Any]
                             "availability_zone": f"az{s % 2 + 1}", "flavor": flavors[s % len(flavors)]["name"]})
     return {"users": [{"name": "bench", "password": "bench-password", "project": "cloud_admin"}],
             "projects": project_list, "flavors": flavors, "servers": servers, "commitments": limes,
-            "page_size": {"projects": 1000, "flavors": 25}, "latency_ms": latency_ms}
+            "page_size": {"projects": project_page, "flavors": 25}, "latency_ms": latency_ms}
 
 
 @contextlib.contextmanager
-def fake_cloud(projects: int, commitments: int, latency_ms: int,
-               concurrency: int) -> Iterator[tuple[str, OpenStackConfig]]:
+def fake_cloud(projects: int, commitments: int, latency_ms: int, concurrency: int,
+               project_page: int = 1000) -> Iterator[tuple[str, OpenStackConfig]]:
     """The fake OpenStack in its own process with a generated scenario: its URL and a client config for it."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scenario.json"
-        path.write_text(json.dumps(scenario(projects, commitments, latency_ms)))
+        path.write_text(json.dumps(scenario(projects, commitments, latency_ms, project_page)))
         fake = subprocess.Popen([sys.executable, "-m", "fakes.openstack", "--scenario", str(path)],
                                 stdout=subprocess.PIPE, text=True)
         try:

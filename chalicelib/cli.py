@@ -20,6 +20,7 @@ from typing import Any
 from chalicelib.auth.keys import generate_key, hash_key
 from chalicelib.auth.principals import KEY_TARGETS, principal_for
 from chalicelib.commitments.service import STATUSES as COMMITMENT_STATUSES
+from chalicelib.commitments.service import reservation_body
 from chalicelib.commitments.service import sync as commitments_sync
 from chalicelib.commitments.store import CommitmentStore
 from chalicelib.compute.errors import Unavailable as ComputeUnavailable
@@ -175,9 +176,9 @@ def _commitments(services: Services, args: argparse.Namespace) -> int:
         return 0
     token = None
     while True:
-        records, token = store.reservation_page(args.project_id, args.status, token)
-        for record in records:
-            print(json.dumps(record.to_dict()))
+        page, token = store.reservation_page(args.project_id, args.status, token)
+        for stored in page:
+            print(json.dumps(reservation_body(stored)))
         if token is None:
             return 0
 

@@ -3,7 +3,10 @@
 `POST /api/commitments/sync` runs a pass now and answers 200 with its run record, whatever
 the outcome; `GET /api/commitments/runs` lists recent runs, newest first;
 `GET /api/commitments/reservations?projectId=&status=&nextToken=` pages reservations
-(at most 100 a page). Errors are the compute envelope's; they never echo input.
+(at most 100 a page), each with its store revision. Errors are the compute envelope's; they
+never echo input. Every parameter is read by a bounded parser: ASCII digits only for `limit`
+(`str.isdigit` accepts "²", which `int` refuses), and a token is checked for its exact shape
+before anything decodes it (store.decode_token), so no input reaches an unbounded decoder.
 """
 
 from __future__ import annotations
@@ -11,14 +14,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chalicelib.commitments.service import STATUSES, sync
-from chalicelib.commitments.store import PAGE_LIMIT, CommitmentStore, InvalidToken
+from chalicelib.commitments.service import STATUSES, reservation_body, sync
+from chalicelib.commitments.store import PAGE_LIMIT, TOKEN_MAX_CHARS, CommitmentStore, InvalidToken
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.http.family import Reply, Request
 
 RUNS_DEFAULT, RUNS_MAX = 20, 100
 _PROJECT = re.compile(r"^[A-Za-z0-9_.:@-]{1,255}$")  # Keystone ids are hex; be generous, never echo it
-_TOKEN = re.compile(r"^[A-Za-z0-9_=-]{1,4096}$")
+_LIMIT = re.compile(r"[0-9]{1,3}")  # ASCII digits only (re's [0-9], never \d or isdigit: both take Unicode digits)
+_TOKEN = re.compile(rf"[A-Za-z0-9_=-]{{1,{TOKEN_MAX_CHARS}}}")
 
 
 def _one(request: Request, name: str) -> str | None:
@@ -36,7 +40,7 @@ def runs(svc: Any, request: Request) -> Reply:
     raw = _one(request, "limit")
     limit = RUNS_DEFAULT
     if raw is not None:
-        if not raw.isdigit() or not 1 <= int(raw) <= RUNS_MAX:
+        if not _LIMIT.fullmatch(raw) or not 1 <= int(raw) <= RUNS_MAX:
             raise InvalidArgument("limit", f"limit is an integer from 1 to {RUNS_MAX}.")
         limit = int(raw)
     return Reply(200, {"items": CommitmentStore(svc.client, svc.table).runs(limit)})
@@ -53,11 +57,11 @@ def reservations(svc: Any, request: Request) -> Reply:
     if token is not None and not _TOKEN.fullmatch(token):
         raise InvalidArgument("nextToken", "nextToken is not a token this listing gave.")
     try:
-        records, next_token = CommitmentStore(svc.client, svc.table).reservation_page(project, status, token,
-                                                                                       PAGE_LIMIT)
+        stored, next_token = CommitmentStore(svc.client, svc.table).reservation_page(project, status, token,
+                                                                                      PAGE_LIMIT)
     except InvalidToken:
         raise InvalidArgument("nextToken", "nextToken is not a token this listing gave.") from None
-    body: dict[str, Any] = {"items": [r.to_dict() for r in records]}
+    body: dict[str, Any] = {"items": [reservation_body(s) for s in stored]}
     if next_token is not None:
         body["nextToken"] = next_token
     return Reply(200, body)

@@ -1,16 +1,21 @@
 """What the commitment sync reads (Keystone, Nova, Limes) and what it keeps (reservations), as plain values.
 
-Wire objects are pydantic models that ignore keys they do not use (Limes and Nova add
-keys over time) and are frozen: a fetched snapshot cannot change under the rules.
+Wire objects are pydantic models that read only the keys the rules use, tolerantly, and
+ignore every other key (Limes and Nova add keys over time, and a key nobody reads must not
+make a commitment unreadable); they are frozen: a fetched snapshot cannot change under the rules.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from chalicelib.placement.models import Inventory
 
 CREATOR = "commitments syncer"  # the reservation's creator, as Cortex names it
 SYNCER_USER = "commitments-syncer"  # the Placement consumer's user id
@@ -46,8 +51,32 @@ class Server(_Wire):
     flavor_name: str  # flavor.original_name (Nova >= 2.47)
 
 
+def unix_seconds(value: Any) -> Any:
+    """A time as UNIX seconds, read tolerantly: Limes sends integers; a whole float, a numeric string or an
+    ISO 8601 timestamp (UTC when it names no offset) mean the same instant. Anything else is left to fail."""
+    if isinstance(value, str) and not _numeric(value):  # a number, in a string or not, is pydantic's to read
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return value
+        return math.floor((parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp())
+    return value
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+Seconds = Annotated[int | None, BeforeValidator(unix_seconds)]
+
+
 class Commitment(_Wire):
-    """One Limes commitment as listed (research §2.4); optional keys may be absent on older Limes."""
+    """One Limes commitment as listed (research §2.4), only the keys the rules use (`created_at`, `duration`,
+    `unit`, `transfer_status`, ... are never read); optional ones may be absent on older Limes."""
 
     id: int
     uuid: str = Field(min_length=1)
@@ -55,14 +84,10 @@ class Commitment(_Wire):
     resource_name: str
     availability_zone: str
     amount: int = Field(ge=0)
-    unit: str | None = None
-    duration: str = ""
-    created_at: int | None = None
-    confirm_by: int | None = None
-    confirmed_at: int | None = None
-    expires_at: int | None = None
+    confirm_by: Seconds = None
+    confirmed_at: Seconds = None
+    expires_at: Seconds = None
     status: str | None = None
-    transfer_status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +96,10 @@ class Snapshot:
 
     `commitments` has an entry for every Keystone project (a Limes 404 gives an empty one,
     its id in `limes_not_found`); `servers` has one for every project with a compute
-    instance commitment.
+    instance commitment. `unparsed` holds, per project, the UUID of each listed commitment
+    that did not parse (None when not even its UUID could be read): listed all the same, so
+    never "missing". Projects, commitments and servers are each listed once (the client
+    drops repeated entries and fails on contradicting ones).
     """
 
     fetched_at: float
@@ -80,23 +108,36 @@ class Snapshot:
     commitments: Mapping[str, tuple[Commitment, ...]]
     servers: Mapping[str, tuple[Server, ...]]
     limes_not_found: frozenset[str] = frozenset()
-    malformed: int = 0  # commitments Limes listed that did not parse: skipped, counted
+    unparsed: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
+
+    @property
+    def malformed(self) -> int:
+        """Commitments Limes listed that did not parse: skipped, counted."""
+        return sum(len(v) for v in self.unparsed.values())
 
 
 @dataclass(frozen=True)
 class Pool:
-    """A fleet pool of the commitments tenant as the pool rule sees it: plain data, no Placement types."""
+    """A fleet pool of the commitments tenant as the pool rule sees it: its provider's inventories (Placement's
+    own records, so that "fits" is decided by Placement's own allocation rule) and usage per class."""
 
     name: str
     availability_zone: str
     active: bool
-    free: Mapping[str, int]  # per resource class: capacity not allocated to anyone (absent = no inventory)
+    inventories: Mapping[str, Inventory]  # per resource class (absent = no inventory)
+    used: Mapping[str, int] = field(default_factory=dict)  # per class, everyone's allocations on the provider
     id: str | None = None  # the pool's id = its Placement provider's uuid; None in name-only tables
 
     @property
     def key(self) -> str:
         """What allocations and records name the pool by: its id (the provider uuid), else its name."""
         return self.id or self.name
+
+    @property
+    def free(self) -> dict[str, int]:
+        """Per class: floor((total - reserved) x allocation_ratio) - used, never below 0 (for reading only:
+        whether an allocation fits is Placement's rule, which also applies min_unit, max_unit and step_size)."""
+        return {rc: max(0, math.floor(inv.capacity) - self.used.get(rc, 0)) for rc, inv in self.inventories.items()}
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,13 @@
 
 A pool is a Placement resource provider whose uuid is the pool's id (issue 9). The sync
 needs, per pool of the commitments tenant: id, name, availability zone, whether it is
-active, and the free capacity per class, which comes from the provider itself:
-floor((total - reserved) * allocation_ratio) - used. An archived pool is not active (and
-its inventories have reserved = total, so it has no room either).
+active, and the provider's inventories and usage as Placement keeps them, so that whether
+a hold fits is decided by Placement's own allocation rule (rules.placement_refusal). An
+archived pool is not active (and its inventories have reserved = total, so it has no room either).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -25,17 +24,12 @@ class PoolSource(Protocol):
         ...
 
 
-def free_capacity(provider: Provider | None) -> dict[str, int]:
-    """Per class of the provider's inventory: what allocations may still use (never below 0)."""
-    if provider is None:
-        return {}
-    return {rc: max(0, math.floor(inv.capacity) - provider.used(rc)) for rc, inv in provider.inventories.items()}
-
-
 def pool_view(pool_id: str, name: str, fields: Mapping[str, Any], archived: bool,
               provider: Provider | None) -> Pool:
     return Pool(name=name, availability_zone=str(fields.get("availabilityZone") or ""),
-                active=not archived and provider is not None, free=free_capacity(provider), id=pool_id)
+                active=not archived and provider is not None,
+                inventories=dict(provider.inventories) if provider is not None else {},
+                used=dict(provider.usages) if provider is not None else {}, id=pool_id)
 
 
 class FleetPoolSource:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from chalicelib.commitments.models import (
     INSTANCES_PREFIX,
@@ -25,6 +26,11 @@ from chalicelib.commitments.models import (
     Server,
     Snapshot,
 )
+from chalicelib.placement import models as placement_models
+from chalicelib.placement.errors import PlacementError
+from chalicelib.placement.rules import decide_allocations
+
+T = TypeVar("T")
 
 HOLDING = frozenset({"confirmed", "guaranteed"})  # capacity is owed now
 WAITING = frozenset({"pending", "planned"})  # recorded, hold nothing
@@ -43,6 +49,8 @@ INVALID_UUID = "invalid_uuid"  # not a canonical UUID: it cannot name a Placemen
 HELD = "capacity_held"
 NO_POOL = "no_pool"  # no active pool in the AZ with inventory of every class needed
 NO_ROOM = "no_room"  # such pools exist, none has the room
+UNIT_CONSTRAINTS = "unit_constraints"  # such pools exist, but their min_unit, max_unit or step_size refuse the amount
+UUID_IN_SEVERAL_PROJECTS = "uuid_in_several_projects"  # one commitment UUID listed by two projects: left alone
 FOREIGN_CONSUMER = "foreign_consumer"
 FULLY_USED = "fully_used"
 NOTHING_TO_HOLD = "nothing_to_hold"  # a flavor whose every per-instance amount is 0
@@ -52,6 +60,30 @@ AFTER_HELD = {"pending": "pending_after_held", "planned": "planned_after_held"}
 
 RESOURCE_CLASSES = ("DISK_GB", "MEMORY_MB", "VCPU")
 MISSING_PASSES_TO_RELEASE = 2
+
+
+# --- one entry per id ---------------------------------------------------------------------------------
+
+
+class Untrusted(Exception):
+    """What was read cannot be acted on (fail closed: the pass writes and releases nothing). `what` names the
+    fault, never a value read."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+def unique(items: Iterable[T], key: Callable[[T], Hashable], what: str) -> tuple[T, ...]:
+    """Each id once, in first-seen order: a repeated entry equal to the first is dropped (Keystone paging
+    over a changing list, Limes or Nova repeating an entry); one that differs raises Untrusted, since which
+    of the two is true cannot be known."""
+    seen: dict[Hashable, T] = {}
+    for item in items:
+        first = seen.setdefault(key(item), item)
+        if first != item:
+            raise Untrusted(f"{what} listed twice, differently")
+    return tuple(seen.values())
 
 
 # --- status and selection ---------------------------------------------------------------------------
@@ -121,7 +153,8 @@ def select(commitment: Commitment, project: Project, flavors: Mapping[str, Flavo
 
 
 def match_servers(selected: Sequence[Selected], servers: Mapping[str, Sequence[Server]]) -> dict[str, int]:
-    """Servers already running per commitment UUID: same project and AZ, flavor.original_name = the flavor.
+    """Servers already running per commitment UUID: same project (the server's own tenant_id, whatever
+    listing it came in) and AZ, flavor.original_name = the flavor.
 
     Commitments in ascending id, servers in ascending id, each server counted at most once.
     Expired and superseded commitments hold nothing, so they take no servers from their successors.
@@ -136,7 +169,8 @@ def match_servers(selected: Sequence[Selected], servers: Mapping[str, Sequence[S
                 if count >= wanted:
                     break
                 key = (server.tenant_id, server.id)
-                if (key not in used and server.flavor_name == item.flavor.name
+                if (key not in used and server.tenant_id == item.project.id
+                        and server.flavor_name == item.flavor.name
                         and server.availability_zone == item.commitment.availability_zone):
                     used.add(key)
                     count += 1
@@ -160,30 +194,71 @@ def allocation_for(resources: Iterable[tuple[str, int]], count: int) -> dict[str
 
 # --- pools ------------------------------------------------------------------------------------------
 
+PROBE_CONSUMER = "00000000-0000-4000-8000-000000000000"  # the consumer a fit is tried for (never written)
+# What Placement's rule is asked about, beyond the amounts: nothing it decides on (no generation check,
+# every class exists, the names appear only in its messages), so one template each.
+_PROBE_PROVIDER = placement_models.Provider(uuid=PROBE_CONSUMER, name="")
+_PROBE_HELD = placement_models.Consumer(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER, generation=0,
+                                        version=0)
+_PROBE_WRITE = placement_models.ConsumerWrite(uuid=PROBE_CONSUMER, project_id="", user_id=SYNCER_USER,
+                                              allocations={})
 
-def _fits(pool: Pool, az: str, need: Mapping[str, int], own: Mapping[str, int]) -> bool:
-    return (pool.active and pool.availability_zone == az and all(cls in pool.free for cls in need)
-            and all(pool.free[cls] + own.get(cls, 0) >= amount for cls, amount in need.items()))
+
+def _placement_accepts(pool: Pool, need: Mapping[str, int], own: Mapping[str, int]) -> bool:
+    """Placement's own allocation rule (placement.rules.decide_allocations, pure): writing `need` on the pool
+    for a consumer that holds `own` there now. Inventory of every class, min_unit, max_unit, step_size, and
+    capacity = (total - reserved) x allocation_ratio against usage without the consumer's own."""
+    provider = replace(_PROBE_PROVIDER, inventories=dict(pool.inventories), usages=dict(pool.used))
+    held = replace(_PROBE_HELD, allocations={pool.key: dict(own)}) if own else None
+    try:
+        decide_allocations([replace(_PROBE_WRITE, allocations={pool.key: dict(need)})], {PROBE_CONSUMER: held},
+                           # Every class a pool's provider has inventory of exists (bool: any non-empty name);
+                           # the prefix only begins a message nobody reads.
+                           {pool.key: provider}, class_exists=bool, not_found_prefix=str)
+    except PlacementError:
+        return False
+    return True
+
+
+def placement_refusal(pool: Pool, need: Mapping[str, int], own: Mapping[str, int]) -> str | None:
+    """None when Placement would accept the hold on this (active, same-AZ) pool, else why not: `no_pool`
+    (a class without inventory), `unit_constraints` (min_unit, max_unit or step_size refuse the amount;
+    the same write with those lifted would fit) or `no_room` (capacity, reserved, allocation_ratio)."""
+    if not all(cls in pool.inventories for cls in need):
+        return NO_POOL
+    if _placement_accepts(pool, need, own):
+        return None
+    lifted = replace(pool, inventories={rc: replace(inv, min_unit=1, max_unit=placement_models.MAX_INT,
+                                                    step_size=1) for rc, inv in pool.inventories.items()})
+    return UNIT_CONSTRAINTS if _placement_accepts(lifted, need, own) else NO_ROOM
 
 
 def choose_pool(
     az: str, need: Mapping[str, int], pools: Sequence[Pool], current: str | None = None,
     own_on_current: Mapping[str, int] | None = None,
 ) -> tuple[str | None, str]:
-    """Stay on the current pool while it fits (counting what we hold there), else the first by name that fits.
+    """Stay on the current pool while Placement would accept the hold there (counting what we hold there),
+    else the first pool by name that Placement accepts; with none, (None, the reason).
 
-    Pools are named in the answer, allocations and records by `Pool.key` (the provider uuid).
+    Pools are named in the answer, allocations and records by `Pool.key` (the provider uuid). The reason
+    is `no_pool` when no active pool in the AZ has inventory of every class, else `no_room` when a pool
+    refused for capacity, else `unit_constraints`.
     """
     own = own_on_current or {}
-    if current is not None:
-        for pool in pools:
-            if pool.key == current and _fits(pool, az, need, own):
-                return current, HELD
-    for pool in sorted(pools, key=lambda p: (p.name, p.key)):
-        if pool.key != current and _fits(pool, az, need, {}):
+    refusals: set[str] = set()
+    ordered = [p for p in pools if p.key == current] + sorted(
+        (p for p in pools if p.key != current), key=lambda p: (p.name, p.key))
+    for pool in ordered:
+        if not pool.active or pool.availability_zone != az:
+            continue
+        refusal = placement_refusal(pool, need, own if pool.key == current else {})
+        if refusal is None:
             return pool.key, HELD
-    candidates = [p for p in pools if p.active and p.availability_zone == az and all(c in p.free for c in need)]
-    return None, NO_ROOM if candidates else NO_POOL
+        refusals.add(refusal)
+    for reason in (NO_ROOM, UNIT_CONSTRAINTS):
+        if reason in refusals:
+            return None, reason
+    return None, NO_POOL
 
 
 # --- the decision for one commitment ----------------------------------------------------------------
@@ -315,7 +390,8 @@ def record_changed(new: Reservation | None, stored: Reservation | None) -> bool:
 class PassPlan:
     decisions: dict[str, Decision] = field(default_factory=dict)  # by commitment UUID
     skipped: Counter[str] = field(default_factory=Counter)
-    commitments: int = 0
+    commitments: int = 0  # every listed entry, parsed or not, each once
+    projects: int = 0  # every listed project, each once
 
     def writes(self, stored: Mapping[str, Reservation]) -> list[tuple[str, Decision]]:
         """The decisions that change something: a record that differs, or a Placement change."""
@@ -328,21 +404,79 @@ class PassPlan:
         return Counter(r.status for r in after.values())
 
 
+def limes_answered_nowhere(snapshot: Snapshot, stored: Mapping[str, Reservation]) -> bool:
+    """Every listed project answered 404 while reservations are kept (not released): a routing fault (a
+    wrong endpoint, a Limes that lost its database), not a cloud without commitments. Two such passes would
+    otherwise release everything."""
+    ids = {p.id for p in snapshot.projects}
+    return (bool(ids) and ids <= snapshot.limes_not_found
+            and any(r.status != "released" for r in stored.values()))
+
+
+def conflict_record(project: Project, commitment: Commitment, flavors: Mapping[str, Flavor],
+                    now: float) -> Reservation:
+    """The first record of a commitment UUID that two projects list (its first listing by project id):
+    a conflict, left alone until one project lists it."""
+    name = commitment.resource_name.removeprefix(INSTANCES_PREFIX)
+    flavor = flavors.get(name)
+    return Reservation(
+        commitment_uuid=commitment.uuid, commitment_id=commitment.id, project_id=project.id,
+        domain_id=project.domain_id, availability_zone=commitment.availability_zone, flavor=name,
+        amount=commitment.amount, matched=0, remaining=commitment.amount,
+        resources=per_instance(flavor) if flavor is not None else (), status="conflict",
+        reason=UUID_IN_SEVERAL_PROJECTS, pool=None, expires_at=commitment.expires_at,
+        limes_status=derive_status(commitment, now))
+
+
 def plan_pass(
     snapshot: Snapshot, stored: Mapping[str, Reservation], consumers: Mapping[str, Consumer],
     pools: Sequence[Pool], now: float,
 ) -> PassPlan:
-    """Decide every commitment of a successful fetch, releases first so their room is free for holds."""
+    """Decide every commitment of a successful fetch, releases first so their room is free for holds.
+
+    Every project, commitment and server counts once (`unique`; contradicting duplicates raise Untrusted,
+    as does a pass where every project answered 404 while reservations are kept). Anything listed is never
+    missing: a commitment that did not parse keeps its record (and a project with an entry whose UUID could
+    not be read keeps all of its records); a UUID listed by two projects is a conflict, left alone.
+    """
+    if limes_answered_nowhere(snapshot, stored):
+        raise Untrusted("every project answered 404")
     plan = PassPlan()
-    plan.skipped[MALFORMED] += snapshot.malformed
-    free = {p.key: Counter(p.free) for p in pools}
-    listed_projects = {p.id: p for p in snapshot.projects}
+    used = {p.key: Counter(p.used) for p in pools}
+    projects = unique(snapshot.projects, lambda p: p.id, "project")
+    plan.projects = len(projects)
+    listed_projects = {p.id: p for p in projects}
     listed: set[str] = set()
-    selected: list[Selected] = []
-    for project in snapshot.projects:
-        for commitment in snapshot.commitments.get(project.id, ()):
+    unreadable: set[str] = set()  # projects with an entry whose UUID could not be read
+    entries: dict[str, list[tuple[Project, Commitment | None]]] = {}
+    for project in projects:
+        for uuid in snapshot.unparsed.get(project.id, ()):
+            plan.commitments += 1
+            plan.skipped[MALFORMED] += 1
+            if uuid is None:
+                unreadable.add(project.id)
+            else:
+                listed.add(uuid)
+                entries.setdefault(uuid, []).append((project, None))
+        for commitment in unique(snapshot.commitments.get(project.id, ()), lambda c: c.uuid, "commitment"):
             plan.commitments += 1
             listed.add(commitment.uuid)
+            entries.setdefault(commitment.uuid, []).append((project, commitment))
+    selected: list[Selected] = []
+    conflicts: dict[str, Reservation] = {}
+    for uuid, found in entries.items():
+        parsed = [(p, c) for p, c in found if c is not None]
+        if len({p.id for p, _ in found}) > 1 and canonical_uuid(uuid):
+            # Whatever we hold stays and nothing is written to Placement until one project lists it.
+            previous = stored.get(uuid)
+            if previous is not None:
+                conflicts[uuid] = replace(previous, status="conflict", reason=UUID_IN_SEVERAL_PROJECTS,
+                                          missing_passes=0)
+            elif parsed:
+                project, commitment = min(parsed, key=lambda pc: pc[0].id)
+                conflicts[uuid] = conflict_record(project, commitment, snapshot.flavors, now)
+            continue
+        for project, commitment in parsed:
             choice = select(commitment, project, snapshot.flavors, now)
             if isinstance(choice, Skipped):
                 plan.skipped[choice.reason] += 1
@@ -350,31 +484,35 @@ def plan_pass(
                 selected.append(choice)
 
     for uuid, previous in sorted(stored.items()):
-        if uuid in listed:
+        if uuid in listed or previous.project_id in unreadable:
             continue
         reason = MISSING_FROM_LIMES if previous.project_id in listed_projects else PROJECT_GONE
         decision = decide_missing(previous, consumers.get(uuid), now, reason)
-        _apply_to_free(free, consumers.get(uuid), decision)
+        _apply_to_used(used, consumers.get(uuid), decision)
         plan.decisions[uuid] = decision
+    for uuid, record in sorted(conflicts.items()):
+        plan.decisions[uuid] = Decision(record)
 
-    matched = match_servers(selected, snapshot.servers)
+    servers = {project: unique(listing, lambda v: v.id, "server") for project, listing in snapshot.servers.items()}
+    matched = match_servers(selected, servers)
     for item in sorted(selected, key=lambda s: (s.commitment.id, s.commitment.uuid)):
         uuid = item.commitment.uuid
-        view = [replace(p, free=dict(free[p.key])) for p in pools]
+        view = [replace(p, used=dict(used[p.key])) for p in pools]
         decision = decide_present(item, matched[uuid], stored.get(uuid), consumers.get(uuid), view)
-        _apply_to_free(free, consumers.get(uuid), decision)
+        _apply_to_used(used, consumers.get(uuid), decision)
         plan.decisions[uuid] = decision
     return plan
 
 
-def _apply_to_free(free: dict[str, Counter[str]], consumer: Consumer | None, decision: Decision) -> None:
+def _apply_to_used(used: dict[str, Counter[str]], consumer: Consumer | None, decision: Decision) -> None:
+    """What a decision's Placement change does to the pools' usage, for the commitments decided after it."""
     change = decision.placement
     if change is None:
         return
     if consumer is not None:
         for pool, amounts in consumer.allocations.items():
-            if pool in free:
-                free[pool].update(amounts)
+            if pool in used:
+                used[pool].subtract(amounts)
     for pool, amounts in change.allocations.items():
-        if pool in free:
-            free[pool].subtract(amounts)
+        if pool in used:
+            used[pool].update(amounts)

@@ -23,7 +23,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from chalicelib.commitments import rules
-from chalicelib.commitments.models import SYNCER_USER, Consumer, Reservation, Snapshot
+from chalicelib.commitments.models import SYNCER_USER, Consumer, Snapshot
 from chalicelib.commitments.pools import FleetPoolSource, PoolSource
 from chalicelib.commitments.rules import Decision, PlacementChange
 from chalicelib.commitments.store import CommitmentStore, Stored
@@ -43,7 +43,11 @@ from chalicelib.placement.models import ConsumerWrite
 from chalicelib.placement.service import PlacementService
 from chalicelib.schedules import COMMITMENTS_SCHEDULE  # noqa: F401 (re-exported)
 
-DEFAULT_LEASE_SECONDS = 900.0  # longer than the function may run (its timeout), so a live pass never loses it
+# The lease's term: a running pass renews it every third of that (LeaseKeeper), so a live pass never loses it
+# and the lease runs out at most this long after the pass ends (crashed, or its release failed). Capped.
+DEFAULT_LEASE_SECONDS = 60.0
+MAX_LEASE_SECONDS = 60.0
+RELEASE_RETRY_SECONDS = (0.2, 5.0)  # backoff of the lease release's retries: first wait, longest wait
 STATUSES = ("held", "pending", "planned", "unplaced", "released", "conflict")
 PLACEMENT_REFUSED = "placement_refused"  # Placement said no (someone changed the consumer or the pool): next pass
 
@@ -83,11 +87,83 @@ def _count_name(status: str) -> str:
     return "conflicts" if status == "conflict" else status
 
 
+class LeaseLost(Exception):
+    """The pass's lease ran out and another pass took it: this one must not write on."""
+
+
+class LeaseKeeper:
+    """Renews the pass's lease every third of its term on a daemon thread, from the moment it is taken until
+    the pass ends, so that a live pass keeps it however long it runs, and it runs out at most one term after
+    the pass ends. A renewal the store does not answer is tried again a sixth of the term later; one that
+    finds the lease no longer ours marks it lost (`check` then raises LeaseLost before the next write)."""
+
+    def __init__(self, store: CommitmentStore, owner: str, term: float, clock: Callable[[], float],
+                 taken_at: float) -> None:
+        self._store = store
+        self._owner = owner
+        self._term = term
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.until = taken_at + term  # when the lease runs out, as last written
+        self.renewals = 0
+        self.lost = False
+
+    def start(self) -> LeaseKeeper:
+        self._thread = threading.Thread(target=self._run, name="commitments-lease", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        wait = self._term / 3
+        while not self._stop.wait(wait):
+            now = self._clock()
+            try:
+                if not self._store.renew_lease(self._owner, now, self._term):
+                    self.lost = True
+                    return
+            except Unavailable:
+                wait = self._term / 6
+                continue
+            self.until = now + self._term
+            self.renewals += 1
+            wait = self._term / 3
+
+    def check(self) -> None:
+        if self.lost:
+            raise LeaseLost()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def release_lease(store: CommitmentStore, owner: str, deadline: float, clock: Callable[[], float],
+                  sleep: Callable[[float], None]) -> bool:
+    """Give the lease back, retried with backoff until the pass's deadline (when the lease runs out by itself:
+    retrying longer cannot shorten the wait of the next pass). False when it could not be given back."""
+    wait, longest = RELEASE_RETRY_SECONDS
+    while True:
+        try:
+            store.release_lease(owner)
+            return True
+        except Unavailable:
+            left = deadline - clock()
+            if left <= 0:
+                return False
+            sleep(min(wait, left))
+            wait = min(wait * 2, longest)
+
+
 def run_pass(
     store: CommitmentStore, placement: PlacementService, fetch: Fetch, pools: PoolSource, tenant: str | None,
     *, clock: Callable[[], float] = time.time, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
-    """One pass; always returns its run record (outcome ok, failed or skipped), stored when the store allows."""
+    """One pass; always returns its run record (outcome ok, failed or skipped), stored when the store allows.
+    The lease's term is `lease_seconds`, at most MAX_LEASE_SECONDS."""
+    lease_seconds = min(lease_seconds, MAX_LEASE_SECONDS)
     run_id = str(uuidlib.uuid4())
     started = clock()
     counts = _empty_counts()
@@ -101,23 +177,28 @@ def run_pass(
             outcome, error = "skipped", "another pass holds the lease"
     else:
         tally = _Tally()
+        keeper = LeaseKeeper(store, run_id, lease_seconds, clock, started).start()
         try:
-            counts = _sync(store, placement, fetch, pools, tenant, clock, tally)
+            counts = _sync(store, placement, fetch, pools, tenant, clock, tally, keeper)
         except UpstreamFailure as failure:  # carries service, what and status: never a secret
             outcome, error = "failed", f"upstream: {failure}"
+        except rules.Untrusted as fault:  # the answers read cannot be acted on (names the fault, no value)
+            outcome, error = "failed", f"upstream: {fault.what}"
         except ConfigError as failure:  # names keys, never values
             outcome, error = "failed", f"configuration: {failure}"
         except Unavailable:
             outcome, error = "failed", "store unavailable"
+        except LeaseLost:
+            outcome, error = "failed", "lease lost (another pass took it over)"
         except Exception:  # noqa: BLE001 - a bug must still leave a run record and give the lease back
             logger.exception("commitments sync: unexpected failure", extra={"runId": run_id})
             outcome, error = "failed", "internal error"
         finally:
             counts["writes"] = tally.writes  # a pass that failed while writing says how much it wrote
-            try:
-                store.release_lease(run_id)
-            except Unavailable:
-                logger.warning("commitments sync: lease not released; it expires by itself", extra={"runId": run_id})
+            keeper.stop()
+            if not keeper.lost and not release_lease(store, run_id, keeper.until, clock, sleep):
+                logger.warning("commitments sync: lease not released; it runs out by itself",
+                               extra={"runId": run_id, "leaseUntil": _iso(keeper.until)})
     run = {"runId": run_id, "startedAt": _iso(started), "endedAt": _iso(clock()), "outcome": outcome,
            "error": error, "counts": counts}
     try:
@@ -129,7 +210,7 @@ def run_pass(
 
 
 def _sync(store: CommitmentStore, placement: PlacementService, fetch: Fetch, pools: PoolSource,
-          tenant: str | None, clock: Callable[[], float], tally: _Tally) -> dict[str, Any]:
+          tenant: str | None, clock: Callable[[], float], tally: _Tally, keeper: LeaseKeeper) -> dict[str, Any]:
     if not tenant:
         raise ConfigError("RP_COMMITMENTS_TENANT is required")
     snapshot = fetch()  # everything upstream first; an UpstreamFailure leaves the store untouched
@@ -144,11 +225,12 @@ def _sync(store: CommitmentStore, placement: PlacementService, fetch: Fetch, poo
     tally.skipped.update(plan.skipped)
     after = dict(records)
     for uuid, decision in plan.writes(records):
+        keeper.check()  # a pass that lost its lease writes nothing more (the one that took it decides)
         if _apply(store, placement, stored.get(uuid), decision, tally, now) and decision.record is not None:
             after[uuid] = decision.record
     statuses = Counter(r.status for r in after.values())
     return {
-        "projects": len(snapshot.projects), "commitments": plan.commitments,
+        "projects": plan.projects, "commitments": plan.commitments,
         **{_count_name(s): statuses.get(s, 0) for s in STATUSES},
         "limesNotFound": len(snapshot.limes_not_found),
         "skipped": {reason: n for reason, n in sorted(tally.skipped.items()) if n}, "writes": tally.writes,
@@ -272,5 +354,7 @@ def run_sync_every(seconds: float, stop: threading.Event, services: Callable[[],
             return
 
 
-def reservation_body(record: Reservation) -> dict[str, Any]:
-    return record.to_dict()
+def reservation_body(stored: Stored) -> dict[str, Any]:
+    """A reservation as the routes and the CLI answer it: the record and its store revision (which rises on
+    each write, and a pass writes a record only when it changes)."""
+    return {**stored.record.to_dict(), "revision": stored.revision}

@@ -1,10 +1,11 @@
 """Reading Keystone, Nova and Limes for one pass: one immutable Snapshot, or one UpstreamFailure.
 
 keystoneauth1 does the identity work: password (project-scoped) or application-credential
-auth, the catalog's public endpoints, re-authentication on a 401 (its Session retries the
-call once with a new token), Nova microversion headers, and retries of connection errors
-and 5xx answers (`connect_retries`, `status_code_retries`). This module adds pagination,
-bounded fan-out over projects, the Limes 404 rule and fail-closed error handling.
+auth, the catalog's public endpoints, Nova microversion headers, and retries of connection
+errors and 5xx answers (`connect_retries`, `status_code_retries`). This module adds the
+re-authentication on a 401 of every concurrent call (keystoneauth's retries only the first),
+pagination (next links on the endpoint's origin only), each entry once, bounded fan-out over
+projects, the Limes 404 rule and fail-closed error handling.
 
 Secrets (password, application-credential secret, tokens) are never logged, never in a
 repr and never in an exception: failures carry the service, what failed and the HTTP status.
@@ -22,7 +23,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import requests
 from keystoneauth1 import exceptions as ks_exceptions
@@ -32,7 +33,7 @@ from pydantic import ValidationError
 from requests.adapters import HTTPAdapter
 
 from chalicelib.commitments.models import Commitment, Flavor, Project, Server, Snapshot
-from chalicelib.commitments.rules import needs_servers
+from chalicelib.commitments.rules import Untrusted, needs_servers, unique
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,7 @@ class OpenStackClient:
                                            connect_retries=config.retries)
         self.calls = 0
         self._calls_lock = threading.Lock()
+        self._auth_lock = threading.Lock()  # one renewal of a refused token at a time (see _renewed_token)
 
     def __repr__(self) -> str:
         return f"OpenStackClient(auth_url={self._config.auth_url!r})"
@@ -177,14 +179,15 @@ class OpenStackClient:
         flavors = self.list_flavors()
         answers = self._fan_out(projects, self.list_commitments)
         commitments: dict[str, tuple[Commitment, ...]] = {}
+        unparsed: dict[str, tuple[str | None, ...]] = {}
         not_found: set[str] = set()
-        malformed = 0
         for project, (listed, bad) in zip(projects, answers, strict=True):
             if listed is None:
                 not_found.add(project.id)
                 listed = ()
             commitments[project.id] = listed
-            malformed += bad
+            if bad:
+                unparsed[project.id] = bad
         with_instances = [p for p in projects if needs_servers(commitments[p.id])]
         servers = dict(zip((p.id for p in with_instances),
                            self._fan_out(with_instances, self.list_servers), strict=True))
@@ -195,7 +198,7 @@ class OpenStackClient:
         return Snapshot(
             fetched_at=started, projects=tuple(projects), flavors=MappingProxyType(flavors),
             commitments=MappingProxyType(commitments), servers=MappingProxyType(servers),
-            limes_not_found=frozenset(not_found), malformed=malformed,
+            limes_not_found=frozenset(not_found), unparsed=MappingProxyType(unparsed),
         )
 
     def _fan_out(self, projects: Sequence[Project], call: Callable[[Project], R]) -> list[R]:
@@ -217,9 +220,15 @@ class OpenStackClient:
 
     def _pages(self, service: str, first: str, next_of: Callable[[dict[str, Any]], str | None],
                microversion: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every page, following next links; a link seen before is a loop, not an endless fetch."""
+        """Every page, following next links; a link seen before is a loop, not an endless fetch.
+
+        A next link is followed only on the catalog endpoint's scheme, host and port: the token goes with
+        every call, so a link elsewhere (another host, another port, http for https) fails the pass closed.
+        """
+        endpoint = self._endpoint(service)
         seen: set[str] = set()
         url: str | None = first
+        page_url = urljoin(endpoint.rstrip("/") + "/", first)
         while url:
             if url in seen:
                 raise UpstreamFailure(service, "pagination loop")
@@ -227,13 +236,20 @@ class OpenStackClient:
             body = self._get(service, url, microversion=microversion)
             assert body is not None
             yield body
-            url = next_of(body)
+            link = next_of(body)
+            if link is None:
+                return
+            page_url = urljoin(page_url, link)
+            if _origin(page_url) != _origin(endpoint):
+                raise UpstreamFailure(service, "next link to another host")
+            url = page_url
 
     def list_projects(self) -> list[Project]:
+        """Every project once (Keystone's paging over a changing list can repeat one)."""
         projects: list[Project] = []
         for body in self._pages("identity", "projects", lambda b: (b.get("links") or {}).get("next")):
             projects.extend(_parse(Project, body, "projects", "identity"))
-        return projects
+        return list(_unique("identity", projects, lambda p: p.id, "project"))
 
     def list_flavors(self) -> dict[str, Flavor]:
         flavors: dict[str, Flavor] = {}
@@ -243,24 +259,26 @@ class OpenStackClient:
                 flavors[flavor.name] = flavor  # Nova keeps names unique; were they not, the last would win
         return flavors
 
-    def list_commitments(self, project: Project) -> tuple[tuple[Commitment, ...] | None, int]:
-        """The project's compute commitments and how many did not parse; None when Limes answers 404."""
+    def list_commitments(self, project: Project) -> tuple[tuple[Commitment, ...] | None, tuple[str | None, ...]]:
+        """The project's compute commitments (each once; None when Limes answers 404) and the UUID of each
+        listed one that did not parse (None where not even that could be read): listed all the same."""
         path = (f"v1/domains/{quote(project.domain_id, safe='')}/projects/{quote(project.id, safe='')}"
                 "/commitments?service=compute")
         body = self._get("resources", path, not_found_ok=True)
         if body is None:
-            return None, 0
+            return None, ()
         items = body.get("commitments")
         if not isinstance(items, list):
             raise UpstreamFailure("resources", "answer without a commitments list")
         parsed: list[Commitment] = []
-        malformed = 0
+        unparsed: list[str | None] = []
         for item in items:
             try:
                 parsed.append(Commitment.model_validate(item))
             except ValidationError:
-                malformed += 1
-        return tuple(parsed), malformed
+                uuid = item.get("uuid") if isinstance(item, dict) else None
+                unparsed.append(uuid if isinstance(uuid, str) and uuid else None)
+        return _unique("resources", parsed, lambda c: c.uuid, "commitment"), _unparsed_once(unparsed)
 
     def list_servers(self, project: Project) -> tuple[Server, ...]:
         servers: list[Server] = []
@@ -275,34 +293,47 @@ class OpenStackClient:
                 if not name:  # microversion not honoured: matching would silently subtract nothing
                     raise UpstreamFailure("compute", "server without flavor.original_name")
                 servers.append(_validate(Server, {**item, "flavor_name": name}, "compute"))
-        return tuple(servers)
+        return _unique("compute", servers, lambda v: v.id, "server")
 
     # --- one call -----------------------------------------------------------------------------------
 
+    def _endpoint(self, service: str) -> str:
+        """The catalog's public endpoint of the service (authenticating first if need be)."""
+        endpoint = self._keystone(service, lambda: self._session.get_endpoint(service_type=service,
+                                                                              interface="public"))
+        if not endpoint:
+            raise UpstreamFailure(service, "no public endpoint in the catalog")
+        return str(endpoint)
+
+    def _keystone(self, service: str, call: Callable[[], R]) -> R:
+        """A keystoneauth call; its exceptions become an UpstreamFailure naming only the kind of failure."""
+        try:
+            return call()
+        except ks_exceptions.ClientException as error:
+            # The library's message can carry URLs and bodies; keep only what kind of failure it was.
+            raise UpstreamFailure(service, type(error).__name__) from None
+
+    def _renewed_token(self, refused: str) -> str | None:
+        """A token other than `refused`. keystoneauth's own re-authentication retries only the first of
+        concurrent 401s (its invalidate() answers False once the token is cleared, and the others' calls
+        are not retried), so every call re-authenticates here: the first to see the token refused gets a
+        new one, the others take that one."""
+        with self._auth_lock:
+            current = self._session.get_token()
+            if current == refused:
+                self._session.invalidate()
+                current = self._session.get_token()
+            return current
+
     def _get(self, service: str, url: str, microversion: str | None = None,
              not_found_ok: bool = False) -> dict[str, Any] | None:
-        retries = self._config.retries
-        delay = self._config.retry_delay
         with self._calls_lock:
             self.calls += 1
-        for attempt in range(retries + 1):
-            try:
-                response = self._session.get(
-                    url, endpoint_filter={"service_type": service, "interface": "public"},
-                    microversion=microversion, microversion_service_type="compute" if microversion else None,
-                    connect_retries=retries, status_code_retries=retries,
-                    retriable_status_codes=list(RETRIABLE_STATUS),
-                    connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
-                )
-                break
-            except ks_exceptions.UnknownConnectionError:
-                # A connection that ends mid-answer: keystoneauth does not retry it, so retry it here alike.
-                if attempt == retries:
-                    raise UpstreamFailure(service, "UnknownConnectionError") from None
-                time.sleep(delay if delay is not None else 0.5 * 2**attempt)
-            except ks_exceptions.ClientException as error:
-                # The library's message can carry URLs and bodies; keep only what kind of failure it was.
-                raise UpstreamFailure(service, type(error).__name__) from None
+        token = self._keystone(service, self._session.get_token)
+        response = self._send(service, url, token, microversion)
+        if response.status_code == 401:  # the token expired or was revoked: once more with a new one
+            token = self._keystone(service, lambda: self._renewed_token(token or ""))
+            response = self._send(service, url, token, microversion)
         if response.status_code == 404 and not_found_ok:
             return None
         if not 200 <= response.status_code < 300:
@@ -314,6 +345,31 @@ class OpenStackClient:
         if not isinstance(body, dict):
             raise UpstreamFailure(service, "answer is not a JSON object", response.status_code)
         return body
+
+    def _send(self, service: str, url: str, token: str | None, microversion: str | None) -> Any:
+        """One GET with this token (keystoneauth's re-authentication off: _get renews), retried on connection
+        errors and 429/5xx by keystoneauth, and on a connection cut mid-answer here."""
+        retries = self._config.retries
+        delay = self._config.retry_delay
+        for attempt in range(retries + 1):
+            try:
+                return self._session.get(
+                    url, endpoint_filter={"service_type": service, "interface": "public"},
+                    authenticated=False, headers={"X-Auth-Token": token or ""},
+                    microversion=microversion, microversion_service_type="compute" if microversion else None,
+                    connect_retries=retries, status_code_retries=retries,
+                    retriable_status_codes=list(RETRIABLE_STATUS),
+                    connect_retry_delay=delay, status_code_retry_delay=delay, raise_exc=False,
+                )
+            except ks_exceptions.UnknownConnectionError:
+                # A connection that ends mid-answer: keystoneauth does not retry it, so retry it here alike.
+                if attempt == retries:
+                    raise UpstreamFailure(service, "UnknownConnectionError") from None
+                time.sleep(delay if delay is not None else 0.5 * 2**attempt)
+            except ks_exceptions.ClientException as error:
+                # The library's message can carry URLs and bodies; keep only what kind of failure it was.
+                raise UpstreamFailure(service, type(error).__name__) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def _auth_plugin(config: OpenStackConfig) -> Any:
@@ -328,6 +384,37 @@ def _auth_plugin(config: OpenStackConfig) -> Any:
         auth_url=config.auth_url, username=config.username, password=config.password,
         user_domain_name=config.user_domain_name, project_name=config.project_name,
         project_domain_name=config.project_domain_name)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port (the scheme's default when none is given) of a URL."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: no origin of ours
+        return (scheme, "", -1)
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _unparsed_once(uuids: Iterable[str | None]) -> tuple[str | None, ...]:
+    """A UUID repeated among the unparsed entries counts once; each entry without one counts on its own."""
+    seen: set[str] = set()
+    kept: list[str | None] = []
+    for uuid in uuids:
+        if uuid is None or uuid not in seen:
+            kept.append(uuid)
+        if uuid is not None:
+            seen.add(uuid)
+    return tuple(kept)
+
+
+def _unique(service: str, items: Iterable[T], key: Callable[[T], Any], what: str) -> tuple[T, ...]:
+    """rules.unique, failing the fetch closed (UpstreamFailure) on entries that contradict each other."""
+    try:
+        return unique(items, key, what)
+    except Untrusted as fault:
+        raise UpstreamFailure(service, fault.what) from None
 
 
 def _next_link(links: Any) -> str | None:

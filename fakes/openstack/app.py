@@ -6,6 +6,7 @@ Every call is counted per endpoint (`stats`), so tests and the bench can see wha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import threading
@@ -61,10 +62,12 @@ class FakeOpenStackApp:
         self.base_url = base_url.rstrip("/")
         self.stats: Counter[str] = Counter()
         self.tokens_issued: list[str] = []  # so tests can look for them where they must never be
+        self.tokens_presented: list[str] = []  # every X-Auth-Token a call carried (valid or not)
         self.in_flight = 0
         self.max_in_flight = 0  # the most calls served at once: what a client's concurrency bound looks like
         self._tokens: dict[str, _Token] = {}
         self._lock = threading.Lock()
+        self._holds: dict[int, threading.Barrier] = {}  # per fault (by position) with hold_until
         self._index()
 
     def _index(self) -> None:
@@ -119,6 +122,11 @@ class FakeOpenStackApp:
             faults = [f for f in self.scenario.faults if f.applies(fault_name, number, project)]
         if any(f.ignore_microversion for f in faults):
             environ["fake.ignore_microversion"] = True
+        if any(f.ignore_tenant_filter for f in faults):
+            environ["fake.ignore_tenant_filter"] = True
+        for fault in faults:
+            if fault.hold_until is not None:
+                self._hold(fault)
         delay_ms = self.scenario.latency_ms + sum(f.latency_ms for f in faults)
         if delay_ms:
             time.sleep(delay_ms / 1000)  # the fake's own behaviour: a slow upstream
@@ -131,6 +139,22 @@ class FakeOpenStackApp:
         if truncate is not None:
             response = _truncated(response, truncate)
         return response(environ, start_response)
+
+    def _hold(self, fault: Fault) -> None:
+        """Wait until `hold_until` calls of this fault have arrived; then (once) expire every token."""
+        with self._lock:
+            barrier = self._holds.get(id(fault))
+            if barrier is None:
+                barrier = threading.Barrier(fault.hold_until or 1, action=self.expire_tokens if fault.expire_tokens
+                                            else None, timeout=10)
+                self._holds[id(fault)] = barrier
+        # Not all arrived in time: answer anyway (the test that set it up sees the difference).
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+
+    def _next_url(self, path: str, request: Request, marker: str) -> str:
+        base = (self.scenario.next_link_base or self.base_url).rstrip("/")
+        return f"{base}{path}?{urlencode({**request.args, 'marker': marker})}"
 
     def _fake_stats(self, request: Request) -> Response:
         """Calls per endpoint and the most served at once, for a bench running the fake in another process."""
@@ -250,6 +274,8 @@ class FakeOpenStackApp:
     def _check_token(self, request: Request) -> _Token | None:
         presented = request.headers.get("X-Auth-Token", "")
         with self._lock:
+            if presented:
+                self.tokens_presented.append(presented)
             token = self._tokens.get(presented)
             if token is None or token.expires_at <= datetime.now(UTC):
                 return None
@@ -262,10 +288,11 @@ class FakeOpenStackApp:
     def _projects(self, request: Request) -> Response:
         if self._check_token(request) is None:
             return _json(UNAUTHORIZED, 401)
-        page, following = _page(self._project_list, request, self.scenario.page_size.get("projects", 0))
+        page, following = _page(self._project_list, request, self.scenario.page_size.get("projects", 0),
+                                self.scenario.page_overlap.get("projects", 0))
         next_url = None
         if following is not None:
-            next_url = f"{self.base_url}/v3/projects?{urlencode({**request.args, 'marker': following})}"
+            next_url = self._next_url("/v3/projects", request, following)
         projects = [{"id": p["id"], "name": p.get("name", p["id"]), "domain_id": p.get("domain_id", "default"),
                      "parent_id": p.get("parent_id", p.get("domain_id", "default")), "enabled": True,
                      "is_domain": False, "description": "", "tags": [], "options": {},
@@ -288,8 +315,8 @@ class FakeOpenStackApp:
         page, following = _page(flavors, request, self.scenario.page_size.get("flavors", 0))
         body: dict[str, Any] = {"flavors": [_flavor(f, version) for f in page]}
         if following is not None:
-            body["flavors_links"] = [{"rel": "next", "href": f"{self.base_url}/compute/v2.1/flavors/detail?"
-                                      f"{urlencode({**request.args, 'marker': following})}"}]
+            body["flavors_links"] = [{"rel": "next", "href": self._next_url("/compute/v2.1/flavors/detail", request,
+                                                                            following)}]
         return _json(body)
 
     def _servers(self, request: Request) -> Response:
@@ -302,17 +329,18 @@ class FakeOpenStackApp:
         # Nova honours tenant_id only together with all_tenants; without it, the token's own project.
         if request.args.get("all_tenants", "").lower() in ("true", "1", "yes"):
             tenant = request.args.get("tenant_id")
-            if tenant is None:
+            if tenant is None or request.environ.get("fake.ignore_tenant_filter"):
                 servers = [v for group in self._servers_by_project.values() for v in group]
             else:
                 servers = self._servers_by_project.get(tenant, [])
         else:
             servers = self._servers_by_project.get(token.project["id"], [])
-        page, following = _page(servers, request, self.scenario.page_size.get("servers", 0))
+        page, following = _page(servers, request, self.scenario.page_size.get("servers", 0),
+                                self.scenario.page_overlap.get("servers", 0))
         body: dict[str, Any] = {"servers": [self._server(v, version) for v in page]}
         if following is not None:
-            body["servers_links"] = [{"rel": "next", "href": f"{self.base_url}/compute/v2.1/servers/detail?"
-                                      f"{urlencode({**request.args, 'marker': following})}"}]
+            body["servers_links"] = [{"rel": "next", "href": self._next_url("/compute/v2.1/servers/detail", request,
+                                                                            following)}]
         return _json(body)
 
     def _server(self, server: dict[str, Any], version: tuple[int, int]) -> dict[str, Any]:
@@ -382,8 +410,10 @@ def _flavor(flavor: dict[str, Any], version: tuple[int, int]) -> dict[str, Any]:
     return body
 
 
-def _page(items: list[dict[str, Any]], request: Request, size: int) -> tuple[list[dict[str, Any]], str | None]:
-    """One page after `marker` (an id); the marker of the next page, or None on the last."""
+def _page(items: list[dict[str, Any]], request: Request, size: int,
+          overlap: int = 0) -> tuple[list[dict[str, Any]], str | None]:
+    """One page after `marker` (an id); the marker of the next page, or None on the last. With `overlap`,
+    the next page starts that many entries early (a list that changed between two page reads)."""
     limit = int(request.args.get("limit", 0)) or size
     marker = request.args.get("marker")
     start = 0
@@ -395,7 +425,8 @@ def _page(items: list[dict[str, Any]], request: Request, size: int) -> tuple[lis
     if not limit:
         return items[start:], None
     page = items[start:start + limit]
-    following = page[-1]["id"] if start + limit < len(items) else None
+    back = min(overlap, len(page) - 1)
+    following = page[-1 - back]["id"] if start + limit < len(items) else None
     return page, following
 
 

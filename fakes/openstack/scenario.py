@@ -7,6 +7,8 @@
     token_ttl_seconds: 3600     # reported as expires_at and enforced by the clock
     token_max_uses: null        # a token answers this many API calls, then 401 (expiry without waiting)
     page_size: {projects: 0, flavors: 0, servers: 0}   # 0 = one page; else links.next / *_links
+    page_overlap: {projects: 0, servers: 0}  # each next page repeats this many entries of the one before
+    next_link_base: null        # next links name this base (another host or port) instead of the fake's own
     latency_ms: 0               # added to every call
     projects: [{id: p1, name: proj-1, domain_id: d1}]
     flavors:  [{id: f1, name: m1.small, ram: 2048, vcpus: 1, disk: 20, is_public: true, extra_specs: {}}]
@@ -18,6 +20,7 @@
       - {endpoint: nova.servers, calls: [1, 2], status: 500}
       - {endpoint: limes, project: p1, truncate: json}
       - {endpoint: "*", latency_ms: 20}
+      - {endpoint: limes, calls: [1, 2, 3, 4], hold_until: 4, expire_tokens: true}
 
 Endpoints are `keystone.tokens`, `keystone.validate` (GET /v3/auth/tokens), `keystone.projects`,
 `nova.flavors`, `nova.servers`, `limes` and `*`.
@@ -25,7 +28,11 @@ Endpoints are `keystone.tokens`, `keystone.validate` (GET /v3/auth/tokens), `key
 narrows `limes` and `nova.servers` faults to one project. `truncate: json` answers a JSON
 body cut in half with a matching Content-Length; `truncate: connection` promises the whole
 body, sends half and closes the connection. `ignore_microversion: true` answers Nova calls
-as microversion 2.1 (no extra_specs, no flavor.original_name).
+as microversion 2.1 (no extra_specs, no flavor.original_name); `ignore_tenant_filter: true`
+answers `nova.servers` with every project's servers. `hold_until: N` holds each matching
+call until N of them have arrived (10 s at most), and `expire_tokens: true` then expires every
+token once, before they are answered: a token that expires under concurrent calls, each of
+which is refused. Entries are served as given, so a repeated one is listed twice.
 """
 
 from __future__ import annotations
@@ -49,12 +56,17 @@ class Fault:
     latency_ms: int = 0
     truncate: str | None = None
     ignore_microversion: bool = False  # answer as Nova 2.1 would (a proxy that drops the header)
+    ignore_tenant_filter: bool = False  # nova.servers: every project's servers, whatever tenant_id says
+    hold_until: int | None = None  # hold matching calls until this many have arrived
+    expire_tokens: bool = False  # with hold_until: expire every token once all have arrived
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"unknown fault endpoint {self.endpoint!r}")
         if self.truncate is not None and self.truncate not in TRUNCATIONS:
             raise ValueError(f"unknown truncation {self.truncate!r}")
+        if self.hold_until is not None and (self.calls is None or self.hold_until > len(self.calls)):
+            raise ValueError("hold_until needs at least that many numbered calls")
 
     def applies(self, endpoint: str, call_number: int, project: str | None) -> bool:
         if self.endpoint not in ("*", endpoint):
@@ -74,6 +86,9 @@ class Fault:
             latency_ms=int(raw.get("latency_ms", 0)),
             truncate=raw.get("truncate"),
             ignore_microversion=bool(raw.get("ignore_microversion", False)),
+            ignore_tenant_filter=bool(raw.get("ignore_tenant_filter", False)),
+            hold_until=int(raw["hold_until"]) if raw.get("hold_until") is not None else None,
+            expire_tokens=bool(raw.get("expire_tokens", False)),
         )
 
 
@@ -84,6 +99,8 @@ class Scenario:
     token_ttl_seconds: int = 3600
     token_max_uses: int | None = None
     page_size: dict[str, int] = field(default_factory=dict)
+    page_overlap: dict[str, int] = field(default_factory=dict)
+    next_link_base: str | None = None
     latency_ms: int = 0
     projects: list[dict[str, Any]] = field(default_factory=list)
     flavors: list[dict[str, Any]] = field(default_factory=list)
@@ -104,6 +121,7 @@ class Scenario:
             values[key] = list(raw.get(key) or [])
         values["commitments"] = dict(raw.get("commitments") or {})
         values["page_size"] = dict(raw.get("page_size") or {})
+        values["page_overlap"] = dict(raw.get("page_overlap") or {})
         return cls(**values)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from typing import Any
@@ -13,6 +14,7 @@ from chalicelib.commitments.store import CommitmentStore, encode_token
 from tests.support.commitments import PASSWORD, TENANT, commitment, sync_world, world
 
 ROOT = "/api/commitments"
+UUID = "c0ffee00-0000-4000-8000-000000000001"
 
 
 @pytest.fixture
@@ -99,11 +101,41 @@ def test_reservations_pages_filters_and_tokens(http, synced) -> None:
     "status=frozen",
     "projectId=p1&projectId=p2",
     "projectId=%3Cscript%3E",
+    # Issue 14 item 9: a bounded parser for every parameter, never a 503.
+    "nextToken=" + base64.urlsafe_b64encode(b"[" * 3000).decode(),  # deep JSON: RecursionError before
+    "nextToken=" + base64.urlsafe_b64encode(b'{"pk":' * 1000).decode(),
+    "nextToken=" + encode_token({"pk": {"S": "CMTRES"}, "sk": {"S": "x" * 2000}}),  # sk no uuid (a key too long)
+    "nextToken=" + "A" * 5000,
+    "nextToken=%C2%B2",
+    "projectId=p1&nextToken=" + encode_token({"pk": {"S": "CMTRES"}, "sk": {"S": UUID},
+                                              "gsi1pk": {"S": "CMTRESP#p1"}, "gsi1sk": {"S": "held#" + "y" * 36}}),
 ])
 def test_invalid_listing_parameters_are_400_without_echo(http, services, query) -> None:
     status, body = http.call("GET", f"{ROOT}/reservations?{query}")
     assert status == 400 and body["error"]["code"] == "INVALID_ARGUMENT", body
     assert "script" not in json.dumps(body) and "frozen" not in json.dumps(body)
+
+
+@pytest.mark.parametrize("limit", ["%C2%B2", "%D9%A3", "%EF%BC%95", "1.0", "-1", "+5", "101", "", "1e2", "0x10",
+                                   "5%20", "9" * 400])
+def test_an_invalid_runs_limit_is_400_never_503(http, services, limit) -> None:
+    # "²" (U+00B2), Arabic-Indic three and a fullwidth five pass str.isdigit, then int() fails: was a 503.
+    status, body = http.call("GET", f"{ROOT}/runs?limit={limit}")
+    assert (status, body["error"]["code"]) == (400, "INVALID_ARGUMENT"), body
+    assert http.call("GET", f"{ROOT}/runs?limit=005")[0] == 200
+
+
+def test_reservation_answers_show_the_revision_which_rises_only_on_a_change(http, synced) -> None:
+    assert http.call("POST", f"{ROOT}/sync")[1]["outcome"] == "ok"
+    held = http.call("GET", f"{ROOT}/reservations?projectId=p2")[1]["items"]
+    assert [(r["commitmentId"], r["revision"]) for r in held] == [(200, 1)]
+    assert http.call("GET", f"{ROOT}/reservations")[1]["items"][0]["revision"] == 1
+    assert http.call("POST", f"{ROOT}/sync")[1]["counts"]["writes"] == 0
+    assert [r["revision"] for r in http.call("GET", f"{ROOT}/reservations?projectId=p2")[1]["items"]] == [1]
+    synced.reload(world({"p1": [], "p2": [commitment(200, "p2", amount=3)]}))
+    assert http.call("POST", f"{ROOT}/sync")[1]["outcome"] == "ok"
+    changed = http.call("GET", f"{ROOT}/reservations?projectId=p2&status=held")[1]["items"]
+    assert [(r["amount"], r["revision"]) for r in changed] == [(3, 2)]
 
 
 def test_the_routes_need_the_service_key(http, services) -> None:

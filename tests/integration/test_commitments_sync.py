@@ -437,3 +437,250 @@ def test_a_hold_is_released_when_limes_says_superseded_or_waiting(services) -> N
         assert w.consumer(uuid(1)) is None and w.consumer(uuid(2)) is None
         assert run["counts"]["writes"] == 4  # two records, two Placement deletes
         assert w.run()["counts"]["writes"] == 0  # no flapping back to `pending`
+
+
+# --- issue 14: what the black-box pass found (the fake OpenStack over HTTP) -------------------------------
+
+
+def test_a_listed_commitment_that_does_not_parse_is_skipped_never_released(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1, created_at="2026-01-01T00:00:00Z")]})) as w:
+        w.pool("a")
+        run = w.run()
+        # created_at is never read: an ISO string there is no reason to skip anything.
+        assert (run["counts"]["commitments"], run["counts"]["held"], run["counts"]["skipped"]) == (1, 1, {})
+        held, consumer = w.reservations()[uuid(1)], w.consumer(uuid(1))
+        w.reload(world({"p1": [commitment(1, amount="a few")]}))
+        for _ in range(3):  # the two-pass rule released it on the second
+            run = w.run()
+            assert run["outcome"] == "ok"
+            assert (run["counts"]["commitments"], run["counts"]["skipped"], run["counts"]["writes"]) == (
+                1, {"malformed": 1}, 0)
+        assert w.reservations()[uuid(1)] == held
+        assert (w.consumer(uuid(1)).generation, w.consumer(uuid(1)).allocations) == (consumer.generation,
+                                                                                     consumer.allocations)
+
+
+def test_repeated_projects_commitments_and_servers_count_once(services) -> None:
+    servers = [{"id": "s1", "tenant_id": "p1", "availability_zone": "az1", "flavor": "m1.small"}]
+    raw = world({"p1": [commitment(1), commitment(1)]}, servers=servers + servers,
+                page_size={"projects": 2}, page_overlap={"projects": 1})
+    with sync_world(services, raw) as w:
+        w.pool("a")
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+    assert (run["outcome"], run["counts"]["projects"], run["counts"]["commitments"]) == ("ok", 3, 1)
+    assert (record["matched"], record["remaining"]) == (1, 1)
+    assert w.consumer(uuid(1)).allocations == {w.pools["a"]: {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}}
+
+
+def test_a_pool_placement_refuses_is_passed_over_for_the_next(services) -> None:
+    from chalicelib.placement.microversion import features
+    from chalicelib.placement.models import Inventory
+
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        first, second = w.pool("a"), w.pool("b")
+        provider = w.placement.provider(first)
+        vcpu = provider.inventories["VCPU"]
+        w.placement.update_inventory(first, "VCPU", provider.generation,
+                                     Inventory(total=vcpu.total, max_unit=2), features((1, 28)))  # the hold: VCPU 4
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+        assert (run["counts"]["held"], run["counts"]["skipped"]) == (1, {})
+        assert (record["status"], record["pool"]) == ("held", second)
+        assert w.consumer(uuid(1)).allocations == {second: {"VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 40}}
+        assert w.run()["counts"]["writes"] == 0
+        w.archive("b")
+        w.run()
+        record = w.reservations()[uuid(1)]
+    # With none accepting: unplaced, and why (what we held on b stays, as for any unplaced hold).
+    assert (record["status"], record["reason"], record["pool"]) == ("unplaced", "unit_constraints", second)
+
+
+def test_a_server_of_another_project_in_novas_listing_is_not_subtracted(services) -> None:
+    servers = [{"id": "s1", "tenant_id": "p2", "availability_zone": "az1", "flavor": "m1.small"}]
+    raw = world({"p1": [commitment(1)]}, servers=servers,
+                faults=[{"endpoint": "nova.servers", "ignore_tenant_filter": True}])
+    with sync_world(services, raw) as w:
+        w.pool("a")
+        w.run()
+        record = w.reservations()[uuid(1)]
+    assert (record["matched"], record["remaining"], record["status"]) == (0, 2, "held")
+
+
+def test_one_commitment_uuid_in_two_projects_is_a_conflict_left_alone(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        w.run()
+        consumer = w.consumer(uuid(1))
+        w.reload(world({"p1": [commitment(1)], "p2": [commitment(1, "p2", amount=7)]}))
+        run = w.run()
+        record = w.reservations()[uuid(1)]
+        assert (record["status"], record["reason"], record["projectId"]) == ("conflict", "uuid_in_several_projects",
+                                                                             "p1")
+        assert run["counts"]["conflicts"] == 1 and run["counts"]["held"] == 0
+        assert (w.consumer(uuid(1)).generation, w.consumer(uuid(1)).allocations) == (consumer.generation,
+                                                                                     consumer.allocations)
+        assert w.run()["counts"]["writes"] == 0
+        # A new UUID in two projects: recorded (the first project's listing), nothing held.
+        w.reload(world({"p1": [commitment(2)], "p2": [commitment(2, "p2")]}))
+        w.run()
+        assert w.reservations()[uuid(2)]["status"] == "conflict" and w.consumer(uuid(2)) is None
+
+
+def test_limes_404_for_every_project_fails_closed_while_reservations_are_kept(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        w.run()
+        before = _table_state(w)
+        w.reload(world({"p1": [commitment(1)]}, limes_unknown_projects=["p1", "p2", "p3"]))
+        for _ in range(2):  # two such passes released everything
+            run = w.run()
+            assert (run["outcome"], run["error"]) == ("failed", "upstream: every project answered 404")
+        assert _table_state(w) == before
+        # One project answering is an answer: the two-pass rule as ever.
+        w.reload(world({"p1": []}, limes_unknown_projects=["p2", "p3"]))
+        assert w.run()["outcome"] == "ok"
+        assert w.reservations()[uuid(1)]["missingPasses"] == 1
+
+
+# --- issue 14 item 11: the pass's read at make run's size, the lease renewed and given back ---------------------
+
+
+def _attribute_values(value: Any) -> int:
+    """AttributeValues in a low-level item or value: what the embedded store (moto) serializes one by one."""
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("M", "L"):
+        inner = next(iter(value.values()))
+        return 1 + sum(_attribute_values(v) for v in (inner.values() if isinstance(inner, dict) else inner))
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()) and not (
+            len(value) == 1 and next(iter(value)) in ("S", "N", "BOOL", "NULL", "B", "SS", "NS")):
+        return sum(_attribute_values(v) for v in value.values())
+    return 1
+
+
+def test_the_pass_reads_reservations_as_few_attribute_values_in_bounded_pages(services) -> None:
+    # 500 reservations whose record was a map of 20 AttributeValues took the embedded store 2 s unloaded and
+    # 12 s on a busy machine (past the 5 s read timeout): moto serializes AttributeValues one by one.
+    from chalicelib.commitments.store import RESERVATIONS_PAGE
+
+    pages: list[list[dict[str, Any]]] = []
+    asked: list[dict[str, Any]] = []
+
+    def seen(parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        pages.append(parsed.get("Items", []))
+
+    def sent(params: dict[str, Any], **_: Any) -> None:
+        asked.append(params)
+
+    listed = [commitment(n, status="pending", confirmed_at=None) for n in range(1, 7)]
+    with sync_world(services, world({"p1": listed})) as w:
+        w.run()
+        services.client.meta.events.register("after-call.dynamodb.Query", seen)
+        services.client.meta.events.register("provide-client-params.dynamodb.Query", sent)
+        stored = w.store.reservations()
+    assert len(stored) == 6 and all(s.revision == 1 for s in stored.values())
+    reservation_queries = [q for q in asked if q["ExpressionAttributeValues"][":pk"]["S"] == "CMTRES"]
+    assert reservation_queries and all(q.get("Limit", 10**9) <= RESERVATIONS_PAGE for q in reservation_queries)
+    items = [item for page in pages for item in page]
+    assert len(items) == 6 and max(_attribute_values(item) for item in items) <= 3, items[0]
+
+
+def test_reservations_stored_with_a_record_map_are_still_read_and_listed(services) -> None:
+    from chalicelib.commitments.store import reservation_key
+    from chalicelib.store.codec import to_item
+
+    with sync_world(services, world({"p1": [commitment(1, status="pending", confirmed_at=None)]})) as w:
+        w.run()
+        new = w.store.reservations()[uuid(1)]
+        # As written before issue 14: the record a map, no top-level status.
+        services.client.put_item(TableName=services.table, Item={**reservation_key(uuid(1)), **to_item({
+            "kind": "commitment-reservation", "record": new.record.to_dict(), "revision": 1,
+            "gsi1pk": "CMTRESP#p1", "gsi1sk": f"pending#{uuid(1)}"})})
+        assert w.store.reservations()[uuid(1)] == new
+        assert [s.record for s in w.store.reservation_page(None, "pending", None)[0]] == [new.record]
+        assert w.store.reservation_page(None, "held", None)[0] == []
+        assert w.run()["counts"]["writes"] == 0
+
+
+class SignallingStore:
+    """The commitment store as it is, with an event after `renewals` lease renewals (no sleeps in the test)."""
+
+    def __new__(cls, store: Any, renewals: int) -> Any:
+        from chalicelib.commitments.store import CommitmentStore
+
+        class Signalling(CommitmentStore):
+            renewed = threading.Event()
+            count = 0
+
+            def renew_lease(self, owner: str, now: float, seconds: float) -> bool:
+                ok = super().renew_lease(owner, now, seconds)
+                Signalling.count += 1
+                if Signalling.count >= renewals:
+                    Signalling.renewed.set()
+                return ok
+
+        return Signalling(store.client, store.table)
+
+
+def test_a_pass_longer_than_its_lease_term_renews_the_lease_and_keeps_it(services) -> None:
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        store = SignallingStore(w.store, renewals=4)
+        config = w.config()
+        inner: list[dict[str, Any]] = []
+
+        def slow_fetch() -> Any:
+            # Four renewals of a 0.3 s lease: longer than its term. Another pass must find it held.
+            assert store.renewed.wait(timeout=30), "the lease was never renewed"
+            inner.append(run_pass(w.store, w.placement, lambda: OpenStackClient(config).fetch(),
+                                  FleetPoolSource(services.client, services.table), TENANT, lease_seconds=0.3))
+            return OpenStackClient(config).fetch()
+
+        run = run_pass(store, w.placement, slow_fetch, FleetPoolSource(services.client, services.table), TENANT,
+                       lease_seconds=0.3)
+    assert (run["outcome"], run["counts"]["held"]) == ("ok", 1)
+    assert [r["outcome"] for r in inner] == ["skipped"]
+
+
+def _ended(run: dict[str, Any]) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(run["endedAt"].replace("Z", "+00:00")).timestamp()
+
+
+def test_a_lease_release_is_retried_and_the_next_pass_runs(services) -> None:
+    from tests.support.faults import store_answers
+
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        waits: list[float] = []
+        # The release (the pass's one DeleteItem) fails twice, botocore's 3 attempts each, then succeeds.
+        with store_answers(services.client, "DeleteItem", "InternalServerError", status=500, times=6) as seen:
+            run = run_pass(w.store, w.placement, lambda: OpenStackClient(w.config()).fetch(),
+                           FleetPoolSource(services.client, services.table), TENANT, sleep=waits.append)
+        assert run["outcome"] == "ok" and seen[0] == 7 and waits  # 6 refused requests, then given back
+        assert w.store.lease_until() is None
+        assert w.run()["outcome"] == "ok"  # not blocked
+
+
+def test_a_lease_that_cannot_be_released_runs_out_at_most_a_term_after_the_pass(services) -> None:
+    from tests.support.faults import failing
+
+    now = [time.time()]  # the pass's clock, moved on only by its waits between release attempts
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    with sync_world(services, world({"p1": [commitment(1)]})) as w:
+        w.pool("a")
+        with failing(services.client, "DeleteItem") as seen:
+            run = run_pass(w.store, w.placement, lambda: OpenStackClient(w.config()).fetch(),
+                           FleetPoolSource(services.client, services.table), TENANT, clock=lambda: now[0],
+                           sleep=sleep)
+        until = w.store.lease_until()
+    assert run["outcome"] == "ok" and until is not None
+    # Retried with backoff until the lease runs out by itself (the pass's deadline), then left to run out:
+    # at most one term (60 s by default) after the pass ended, not the 15 minutes it was.
+    assert seen[0] > 2 and max(waits) <= 5.0 and sum(waits) <= 60.0
+    assert until <= _ended(run) + 60.0 + 0.002

@@ -242,3 +242,69 @@ def test_no_password_or_token_in_logs(caplog) -> None:
     for secret in (PASSWORD, *tokens):
         assert secret not in caplog.text
     assert PASSWORD not in repr(client) and PASSWORD not in repr(password_config(fake))
+
+
+# --- issue 14: what the black-box pass found ---------------------------------------------------------------
+
+
+def test_repeated_entries_in_keystone_paging_limes_and_nova_count_once() -> None:
+    # Each next page repeats the last entry of the one before (a list that changed between two reads).
+    commitments = {"p1": [limes(2, "p1"), limes(2, "p1")]}
+    servers = [{"id": f"s{i}", "tenant_id": "p1", "availability_zone": "az1", "flavor": "m1.small"} for i in range(5)]
+    with fake_openstack(page_size={"projects": 2, "servers": 2}, page_overlap={"projects": 1, "servers": 1},
+                        commitments=commitments, servers=servers) as fake:
+        snap = OpenStackClient(password_config(fake)).fetch()
+        assert fake.app.stats["keystone.projects"] == 4  # the repeats were really served
+    assert [p.id for p in snap.projects] == ["p1", "p2", "p3", "p4", "p5"]
+    assert [c.id for c in snap.commitments["p1"]] == [2]
+    assert [s.id for s in snap.servers["p1"]] == ["s0", "s1", "s2", "s3", "s4"]
+
+
+def test_repeated_entries_that_differ_fail_closed() -> None:
+    commitments = {"p1": [limes(2, "p1"), limes(2, "p1", amount=3)]}
+    with fake_openstack(commitments=commitments) as fake, pytest.raises(UpstreamFailure) as failure:
+        OpenStackClient(password_config(fake)).fetch()
+    assert (failure.value.service, failure.value.what) == ("resources", "commitment listed twice, differently")
+
+
+def test_a_token_expiring_under_the_concurrent_limes_fan_out_is_renewed_for_every_call() -> None:
+    # The first four Limes calls are held until all four are in flight, then every token expires, so each of them
+    # is refused at once; the new token takes a while. keystoneauth retried only the first of them (its
+    # invalidate() answers False once the token is cleared), and the pass failed with a Limes 401.
+    faults = [{"endpoint": "limes", "calls": [1, 2, 3, 4], "hold_until": 4, "expire_tokens": True},
+              {"endpoint": "keystone.tokens", "calls": [2], "latency_ms": 300}]
+    with fake_openstack(faults=faults) as fake:
+        snap = OpenStackClient(password_config(fake, concurrency=4)).fetch()
+        assert fake.app.stats["limes"] == 5 + 4  # every refused call retried once
+        assert len(fake.app.tokens_issued) == 2  # one renewal served all four
+    assert len(snap.commitments["p1"]) == 2
+
+
+@pytest.mark.parametrize("elsewhere", ["port", "host", "scheme"])
+def test_next_links_are_followed_only_on_the_endpoints_scheme_host_and_port(elsewhere: str) -> None:
+    # The token goes with every call: a next link elsewhere must not get it, nor its page be read.
+    with fake_openstack() as other, fake_openstack(page_size={"projects": 2}) as fake:
+        port = fake.url.rsplit(":", 1)[1]
+        fake.app.scenario.next_link_base = {"port": other.url, "host": f"http://localhost:{port}",
+                                            "scheme": f"https://127.0.0.1:{port}"}[elsewhere]
+        with pytest.raises(UpstreamFailure) as failure:
+            OpenStackClient(password_config(fake)).fetch()
+        assert other.app.tokens_presented == [] and other.app.total_calls() == 0
+        assert fake.app.stats["keystone.projects"] == 1
+    assert (failure.value.service, failure.value.what) == ("identity", "next link to another host")
+
+
+def test_a_next_link_on_the_endpoints_own_origin_is_followed() -> None:
+    with fake_openstack(page_size={"projects": 2}) as fake:
+        fake.app.scenario.next_link_base = fake.url.upper().replace("HTTP://", "http://")  # the same origin
+        snap = OpenStackClient(password_config(fake)).fetch()
+    assert len(snap.projects) == 5
+
+
+def test_a_commitment_with_a_key_in_an_unexpected_shape_is_still_read() -> None:
+    commitments = {"p1": [limes(2, "p1", created_at="2026-01-01T00:00:00Z", expires_at="2030-01-01T00:00:00Z"),
+                          limes(3, "p1", amount="many")]}
+    with fake_openstack(commitments=commitments) as fake:
+        snap = OpenStackClient(password_config(fake)).fetch()
+    assert [(c.id, c.expires_at) for c in snap.commitments["p1"]] == [(2, 1893456000)]
+    assert snap.unparsed == {"p1": ("c0ffee00-0000-4000-8000-000000000003",)}

@@ -23,6 +23,7 @@ from chalicelib.commitments.models import (
     Server,
     Snapshot,
 )
+from chalicelib.placement.models import Inventory
 
 NOW = 1_800_000_000
 LATER = NOW + 86_400 * 365
@@ -50,9 +51,15 @@ def server(sid: str, project: str = "p1", az: str = "az1", flavor: str = "m1.sma
     return Server(id=sid, tenant_id=project, availability_zone=az, flavor_name=flavor, status=status)
 
 
+def room_pool(name: str, az: str, active: bool, free: dict[str, int], id: str | None = None) -> Pool:  # noqa: A002
+    """A pool whose provider has inventory of `free` per class (Placement's defaults otherwise), nothing used."""
+    return Pool(name=name, availability_zone=az, active=active,
+                inventories={cls: Inventory(total=amount) for cls, amount in free.items()}, id=id)
+
+
 def pool(name: str, az: str = "az1", active: bool = True, room: int = 10, **free: int) -> Pool:
     amounts = free or {cls: amount * room for cls, amount in SMALL_NEED.items()}
-    return Pool(name=name, availability_zone=az, active=active, free=amounts)
+    return room_pool(name, az, active, amounts)
 
 
 def ours(allocations: dict[str, dict[str, int]], generation: int = 1, project: str = "p1") -> Consumer:
@@ -375,11 +382,16 @@ def test_record_changed() -> None:
 
 
 def snapshot(commitments: dict[str, list[Commitment]], servers: dict[str, list[Server]] | None = None,
-             projects: tuple[Project, ...] = (P1, P2), malformed: int = 0) -> Snapshot:
+             projects: tuple[Project, ...] = (P1, P2), malformed: int = 0,
+             unparsed: dict[str, tuple[str | None, ...]] | None = None,
+             not_found: frozenset[str] = frozenset()) -> Snapshot:
+    """`malformed` entries without a readable UUID in p1, or `unparsed` UUIDs per project."""
     return Snapshot(
         fetched_at=NOW, projects=projects, flavors=MappingProxyType(FLAVORS),
         commitments=MappingProxyType({p.id: tuple(commitments.get(p.id, ())) for p in projects}),
-        servers=MappingProxyType({k: tuple(v) for k, v in (servers or {}).items()}), malformed=malformed,
+        servers=MappingProxyType({k: tuple(v) for k, v in (servers or {}).items()}),
+        unparsed=unparsed if unparsed is not None else ({"p1": (None,) * malformed} if malformed else {}),
+        limes_not_found=not_found,
     )
 
 
@@ -398,8 +410,8 @@ class World:
             for name, amounts in consumer.allocations.items():
                 for cls, amount in amounts.items():
                     used[(name, cls)] += amount
-        return [replace(p, free={c: a - used[(p.name, c)] for c, a in self.capacity[p.name].items()})
-                for p in self.pools]
+        return [replace(p, inventories={c: Inventory(total=a) for c, a in self.capacity[p.name].items()},
+                        used={c: used[(p.name, c)] for c in self.capacity[p.name]}) for p in self.pools]
 
     def run(self, snap: Snapshot, now: float = NOW) -> tuple[rules.PassPlan, int]:
         plan = rules.plan_pass(snap, self.records, self.consumers, self.free_pools(), now)
@@ -491,7 +503,7 @@ def test_skipped_commitments_are_counted_and_their_records_kept() -> None:
                                               commitment(3, service_type="network")]}, malformed=2))
     assert plan.skipped == Counter({rules.UNKNOWN_FLAVOR: 1, rules.NOT_INSTANCES: 1, rules.NOT_COMPUTE: 1,
                                     rules.MALFORMED: 2})
-    assert plan.commitments == 3
+    assert plan.commitments == 5  # every listed entry, parsed or not (issue 14 item 1)
     assert writes == 0 and world.records[commitment(1).uuid].status == "held"
 
 
@@ -562,7 +574,7 @@ def test_a_second_pass_over_the_same_world_writes_nothing(world, room) -> None:
 
 
 pools_strategy = st.lists(
-    st.builds(lambda name, az, active, vcpu, mem: Pool(name, az, active, {"VCPU": vcpu, "MEMORY_MB": mem}),
+    st.builds(lambda name, az, active, vcpu, mem: room_pool(name, az, active, {"VCPU": vcpu, "MEMORY_MB": mem}),
               st.sampled_from("abcdef"), st.sampled_from(["az1", "az2"]), st.booleans(),
               st.integers(0, 16), st.integers(0, 65536)),
     max_size=6, unique_by=lambda p: p.name)
@@ -587,8 +599,10 @@ def test_the_chosen_pool_fits_and_one_is_chosen_when_any_fits(pools, vcpu, curre
 
 
 def test_pools_are_chosen_by_name_and_named_by_id() -> None:
-    pools = [Pool("b-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6}, id="00000000-0000-4000-8000-00000000000a"),
-             Pool("a-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6}, id="00000000-0000-4000-8000-00000000000b")]
+    pools = [room_pool("b-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6},
+                       id="00000000-0000-4000-8000-00000000000a"),
+             room_pool("a-pool", "az1", True, {"VCPU": 10, "MEMORY_MB": 10**6},
+                       id="00000000-0000-4000-8000-00000000000b")]
     assert rules.choose_pool("az1", {"VCPU": 1, "MEMORY_MB": 1}, pools) == (
         "00000000-0000-4000-8000-00000000000b", rules.HELD)
     # The current pool is recognised by its id.

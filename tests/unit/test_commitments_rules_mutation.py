@@ -32,6 +32,7 @@ from tests.unit.test_commitments_rules import (
     ours,
     pool,
     record_for,
+    room_pool,
     selected,
     server,
     snapshot,
@@ -193,13 +194,13 @@ def test_choose_pool_without_own_amounts_counts_nothing_held() -> None:
 
 
 def test_pools_are_tried_by_name_then_by_key() -> None:
-    pools = [Pool("same", "az1", True, dict(NEED2), id="k2"), Pool("same", "az1", True, dict(NEED2), id="k1")]
+    pools = [room_pool("same", "az1", True, dict(NEED2), id="k2"), room_pool("same", "az1", True, dict(NEED2), id="k1")]
     assert rules.choose_pool("az1", NEED2, pools) == ("k1", rules.HELD)
     assert rules.choose_pool("az1", NEED2, list(reversed(pools))) == ("k1", rules.HELD)
 
 
 def test_the_current_pool_is_found_by_key_not_name() -> None:
-    pools = [Pool("a", "az1", True, dict(NEED2), id="k-a"), Pool("b", "az1", True, dict(NEED2), id="k-b")]
+    pools = [room_pool("a", "az1", True, dict(NEED2), id="k-a"), room_pool("b", "az1", True, dict(NEED2), id="k-b")]
     assert rules.choose_pool("az1", NEED2, pools, current="k-b") == ("k-b", rules.HELD)
     assert rules.choose_pool("az1", NEED2, pools, current="b") == ("k-a", rules.HELD)
 
@@ -464,7 +465,7 @@ def test_a_pass_counts_commitments_skips_and_malformed() -> None:
     snap = snapshot({"p1": [commitment(1), commitment(2, resource_name="cores")],
                      "p2": [commitment(3, service_type="network")]}, malformed=3)
     plan = rules.plan_pass(snap, {}, {}, [pool("a")], NOW)
-    assert plan.commitments == 3
+    assert plan.commitments == 6  # every listed entry, parsed or not (issue 14 item 1)
     assert plan.skipped == Counter({rules.MALFORMED: 3, rules.NOT_INSTANCES: 1, rules.NOT_COMPUTE: 1})
     assert set(plan.decisions) == {commitment(1).uuid}
 
@@ -530,7 +531,7 @@ def test_a_hold_takes_its_room_from_the_commitments_after_it() -> None:
 
 
 def test_pools_named_by_id_are_counted_by_id_within_a_pass() -> None:
-    pools = [Pool("a", "az1", True, dict(NEED2), id="k-a"), Pool("b", "az1", True, dict(NEED2), id="k-b")]
+    pools = [room_pool("a", "az1", True, dict(NEED2), id="k-a"), room_pool("b", "az1", True, dict(NEED2), id="k-b")]
     plan = rules.plan_pass(snapshot({"p1": [commitment(1), commitment(2)]}), {}, {}, pools, NOW)
     assert [plan.decisions[commitment(n).uuid].record.pool for n in (1, 2)] == ["k-a", "k-b"]
 
@@ -596,5 +597,5 @@ def test_to_dict_names_every_field() -> None:
 
 
 def test_a_pool_is_named_by_its_id_else_its_name() -> None:
-    assert Pool("n", "az1", True, {}, id="k").key == "k"
-    assert Pool("n", "az1", True, {}).key == "n"
+    assert room_pool("n", "az1", True, {}, id="k").key == "k"
+    assert room_pool("n", "az1", True, {}).key == "n"
