@@ -33,6 +33,10 @@ debug = False
 default_log_levels = placement=WARN,placement.requestlog=WARN,oslo_db=WARN,alembic=WARN,waitress=ERROR
 [api]
 auth_strategy = noauth2
+[oslo_policy]
+# As upstream's gabbit APIFixture: the deprecated (admin) defaults, so that the admin token may reshape.
+enforce_new_defaults = False
+enforce_scope = False
 [placement_database]
 connection = sqlite:///{db}
 sync_on_startup = True
