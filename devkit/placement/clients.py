@@ -81,7 +81,10 @@ def run_flow(endpoint: str, token: str, timeout: float = 600) -> list[Step]:
         done = subprocess.run(  # noqa: S603 - our venv's python and our script
             [str(python()), str(FLOW), endpoint, str(token_file), workdir],
             capture_output=True, text=True, timeout=timeout, check=False, cwd=workdir,
-            env={k: v for k, v in os.environ.items() if not k.startswith(("OS_", "VIRTUAL_ENV"))},
+            env={**{k: v for k, v in os.environ.items() if not k.startswith(("OS_", "VIRTUAL_ENV"))},
+                 # Nova's native-threading mode: one process plays several Nova services here, and
+                 # eventlet's patching (which nova.cmd applies on import) would break the others' HTTP.
+                 "OS_NOVA_DISABLE_EVENTLET_PATCHING": "true"},
         )
     steps = [Step(**json.loads(line)) for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 and not steps:

@@ -93,6 +93,7 @@ class NovaFlow:
         from nova import context, objects
 
         objects.register_all()
+        self.conf_path = conf_path
         self.conf = nova.conf.CONF
         self.conf(["--config-file", str(conf_path)], project="nova", default_config_files=[])
         from nova.scheduler.client import report
@@ -125,18 +126,17 @@ class NovaFlow:
         return self.client.get_allocs_for_consumer(self.ctx, consumer)["allocations"]
 
     def request(self) -> Any:
-        """The boot request as the scheduler builds it (flavor resources, a required trait from the
-        flavor, and `compute_status_filter`'s forbidden root trait)."""
+        """The boot request as the scheduler builds it: from the flavor (resources, a required trait
+        in its extra specs) and the mandatory `compute_status_filter` (the forbidden root trait)."""
         from nova import objects
-        from nova.scheduler import utils
+        from nova.scheduler import request_filter, utils
 
-        group = objects.RequestGroup(use_same_provider=False,
-                                     resources={"VCPU": 2, "MEMORY_MB": 4096, "DISK_GB": 20},
-                                     required_traits={self.trait}, forbidden_traits=set(), aggregates=[],
-                                     forbidden_aggregates=set())
-        level = objects.RequestLevelParams(root_required=set(), root_forbidden={"COMPUTE_STATUS_DISABLED"},
-                                           same_subtree=[])
-        return utils.ResourceRequest.from_request_groups([group], level, None)
+        flavor = objects.Flavor(vcpus=2, memory_mb=4096, root_gb=20, ephemeral_gb=0, swap=0,
+                                extra_specs={f"trait:{self.trait}": "required"})
+        spec = objects.RequestSpec(flavor=flavor, image=objects.ImageMeta.from_dict({}), is_bfv=False,
+                                   request_level_params=objects.RequestLevelParams())
+        request_filter.compute_status_filter(self.ctx, spec)
+        return utils.ResourceRequest.from_request_spec(spec)
 
     def candidates_by_root(self) -> tuple[dict[str, dict[str, Any]], str]:
         requests, summaries, version = self.client.get_allocation_candidates(self.ctx, self.request())
@@ -171,11 +171,15 @@ class NovaFlow:
     # --- the steps ---
 
     def status_check(self) -> None:
-        from nova.cmd import status
-        from oslo_upgradecheck import upgradecheck
+        """`nova-status upgrade check`'s Placement check, in its own process as nova-status runs
+        (nova.cmd applies Nova's default eventlet patching on import)."""
+        import os
+        import subprocess
 
-        result = status.UpgradeCommands()._check_placement()
-        check(result.code == upgradecheck.Code.SUCCESS, f"{result.code}: {result.details}")
+        env = {k: v for k, v in os.environ.items() if k != "OS_NOVA_DISABLE_EVENTLET_PATCHING"}
+        done = subprocess.run([sys.executable, __file__, "--status-check", str(self.conf_path)],  # noqa: S603
+                              capture_output=True, text=True, env=env, timeout=300, check=False)
+        check(done.returncode == 0, f"{done.stdout.strip()} {done.stderr.strip()[-1500:]}")
 
     def ensure_root(self) -> None:
         tree = self.tree(self.cn1, self.host1)
@@ -278,6 +282,9 @@ class NovaFlow:
             self.ctx, self.vgpu_instance, {"allocations": {self.cn2: {"resources": {"VGPU": 1}}}}, self.project,
             self.user, allocation_request_version="1.36", consumer_generation=None)
         check(claimed, "the VGPU claim on the root")
+        # nova-compute restarts with a driver that reports VGPU on a pGPU child (an upgrade): a new
+        # report client, an empty cache, and the resource tracker's reshape on the first update.
+        self.client.clear_provider_cache()
         tree = self.tree(self.cn2, self.host2)
         pgpu_name = f"{self.host2}_pci_0000_82_00_0"
         self.pgpu = tree.new_child(pgpu_name, self.cn2)
@@ -286,9 +293,12 @@ class NovaFlow:
         tree.update_inventory(pgpu_name, {"VGPU": inventory(4)})
         allocations = self.client.get_allocations_for_provider_tree(self.ctx, self.host2)
         for consumer in allocations.values():
-            vgpu = consumer["allocations"].get(self.cn2, {}).get("resources", {}).pop("VGPU", None)
+            on_root = consumer["allocations"].get(self.cn2, {}).get("resources", {})
+            vgpu = on_root.pop("VGPU", None)
             if vgpu:
                 consumer["allocations"][self.pgpu] = {"resources": {"VGPU": vgpu}}
+            if not on_root:
+                consumer["allocations"].pop(self.cn2, None)
         self.client.update_from_provider_tree(self.ctx, tree, allocations=allocations)
         after = self.allocations(self.vgpu_instance)
         check(after.get(self.pgpu, {}).get("resources") == {"VGPU": 1} and self.cn2 not in after,
@@ -430,6 +440,17 @@ token = {token}
 """
 
 
+def status_check(conf_path: str) -> int:
+    import nova.conf
+    from nova.cmd import status
+    from oslo_upgradecheck import upgradecheck
+
+    nova.conf.CONF(["--config-file", conf_path], project="nova", default_config_files=[])
+    result = status.UpgradeCommands()._check_placement()
+    print(f"{result.code}: {result.details}")
+    return 0 if result.code == upgradecheck.Code.SUCCESS else 1
+
+
 def main(endpoint: str, token_file: str, workdir: str) -> int:
     token = Path(token_file).read_text().strip()
     conf = Path(workdir) / "placement-clients.conf"
@@ -453,4 +474,4 @@ def main(endpoint: str, token_file: str, workdir: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    sys.exit(status_check(sys.argv[2]) if sys.argv[1] == "--status-check" else main(*sys.argv[1:4]))
