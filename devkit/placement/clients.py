@@ -4,8 +4,9 @@ constraints file `clients-constraints.txt` (every transitive pin; `make placemen
 recompiles it). The venv lives in `.cache/placement-conformance/clients-venv` (git-ignored) and is
 made again whenever the constraints change.
 
-`python -m devkit.placement.clients` makes it and prints how long that took; with `--cold` it uses
-an empty uv cache first (what a fresh CI machine pays).
+`python -m devkit.placement.clients` (`make placement-clients`) makes it when missing and prints how
+long that took; `--fresh` makes it again from uv's cache, `--cold` from an empty uv cache (what a
+fresh CI machine pays).
 """
 
 from __future__ import annotations
@@ -93,13 +94,17 @@ def run_flow(endpoint: str, token: str, timeout: float = 600) -> list[Step]:
 
 
 def main() -> int:
-    cold = "--cold" in sys.argv
+    """Makes the venv when missing. `--fresh`: again, from uv's cache (warm); `--cold`: again, from
+    an empty uv cache (a fresh machine). Prints how long it took."""
+    cold, fresh = "--cold" in sys.argv, "--fresh" in sys.argv
     with tempfile.TemporaryDirectory(prefix="uv-cold-") as cache:
-        shutil.rmtree(VENV, ignore_errors=True)
+        if cold or fresh:
+            shutil.rmtree(VENV, ignore_errors=True)
         started = time.perf_counter()
         python(Path(cache) if cold else None)
         took = time.perf_counter() - started
-    print(f"clients venv ({' '.join(REQUIREMENTS)}) made {'cold (empty uv cache)' if cold else 'warm'} in {took:.1f} s")
+    how = "cold (empty uv cache)" if cold else "warm (uv's cache)" if fresh else "when missing"
+    print(f"clients venv ({' '.join(REQUIREMENTS)}) at {VENV}, made {how}: {took:.1f} s")
     return 0
 
 

@@ -139,7 +139,7 @@ class NovaFlow:
         return utils.ResourceRequest.from_request_spec(spec)
 
     def candidates_by_root(self) -> tuple[dict[str, dict[str, Any]], str]:
-        requests, summaries, version = self.client.get_allocation_candidates(self.ctx, self.request())
+        requests, _summaries, version = self.client.get_allocation_candidates(self.ctx, self.request())
         check(requests is not None, "GET /allocation_candidates failed (see the report client's log)")
         by_root = {}
         for request in requests:

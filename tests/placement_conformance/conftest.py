@@ -26,5 +26,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(expectations.OBSERVED.counts_table())
     if expectations.UPDATE:
         done = expectations.rewrite(expectations.OBSERVED)
-        terminalreporter.write_line(f"RP_PLACEMENT_EXPECTED=update: rewrote failing.{', failing.'.join(done) or '(none)'} "
+        rewritten = ", ".join(f"failing.{kind}" for kind in done) or "nothing"
+        terminalreporter.write_line(f"RP_PLACEMENT_EXPECTED=update: rewrote {rewritten} "
                                     f"in {expectations.PATH}")

@@ -3,7 +3,8 @@
 The YAML is read as gabbi reads it, then changed in exactly three ways before gabbi builds its
 test cases: upstream's noauth2 tokens become a valid Placement key, the tests named in
 expected.yaml's `skipped` get gabbi's own `skip:` with the reason, and the requests (and the link
-paths the files expect) get our `/placement` prefix. Fixture names resolve against `tests.placement_conformance.fixtures`.
+paths the files expect) get our `/placement` prefix. Fixture names resolve against
+`tests.placement_conformance.fixtures`.
 
 Each file runs on empty Placement state: its fixtures (which reset the state first) start before
 its first test runs and stop after the file's tests, as gabbi's own suite runner does.
@@ -206,7 +207,8 @@ def markdown_report(outcomes: dict[GabbitId, Outcome]) -> str:
     statuses = [outcome.status for outcome in outcomes.values()]
     counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped")}
     lines = ["# Placement gabbits: failures", "",
-             f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped (of {len(outcomes)})", ""]
+             f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
+             f"(of {len(outcomes)})", ""]
     for file in sorted({gabbit.file for gabbit in outcomes}):
         ran = [gabbit for gabbit in outcomes if gabbit.file == file]
         failed = [(gabbit, outcomes[gabbit]) for gabbit in ran if outcomes[gabbit].status == "failed"]

@@ -95,11 +95,14 @@ def check_names(expected: Expected, tests_by_file: dict[str, list[str]] | None, 
     for file in set(expected.skipped_files) - set(tests_by_file):
         problems.append(f"skipped file {file} is not in the wheel")
     for file, reasons in expected.skipped_tests.items():
-        problems.extend(f"skipped {file}: {name!r} is no test" for name in set(reasons) - set(tests_by_file.get(file, ())))
+        known = set(tests_by_file.get(file, ()))
+        problems.extend(f"skipped {file}: {name!r} is no test" for name in set(reasons) - known)
     for file, names in (expected.failing.get("gabbits") or {}).items():
-        problems.extend(f"failing {file}: {name!r} is no test" for name in set(names) - set(tests_by_file.get(file, ())))
+        known = set(tests_by_file.get(file, ()))
+        problems.extend(f"failing {file}: {name!r} is no test" for name in set(names) - known)
     for kind, names in steps.items():
-        problems.extend(f"failing {kind}: {name!r} is no step" for name in set(expected.failing.get(kind) or ()) - set(names))
+        listed = set(expected.failing.get(kind) or ())
+        problems.extend(f"failing {kind}: {name!r} is no step" for name in listed - set(names))
     if problems:
         raise ValueError(f"{PATH.name}: " + "; ".join(sorted(problems)))
 
@@ -138,7 +141,8 @@ class Observed:
                 rows.append(f"| {kind} | {group} | {sum(seen.values())} | {seen['passed']} | {seen['xfailed']} | "
                             f"{seen['skipped']} | {unexpected or ''} |")
                 totals.update(seen)
-        rows.append(f"| all | | {sum(totals.values())} | {totals['passed']} | {totals['xfailed']} | {totals['skipped']} | "
+        rows.append(f"| all | | {sum(totals.values())} | {totals['passed']} | {totals['xfailed']} | "
+                    f"{totals['skipped']} | "
                     f"{(totals['failed'] + totals['xpassed']) or ''} |")
         return "\n".join(rows)
 

@@ -47,7 +47,8 @@ def _target() -> Target:
     return TARGET
 
 
-def _call(method: str, path: str, version: str, body: dict[str, Any] | list[str] | None = None) -> dict[str, Any] | None:
+def _call(method: str, path: str, version: str,
+          body: dict[str, Any] | list[str] | None = None) -> dict[str, Any] | None:
     target = _target()
     headers = {"x-auth-token": target.key, "accept": "application/json",
                "openstack-api-version": f"placement {version}"}
@@ -366,11 +367,16 @@ class GranularFixture(APIFixture):
 # NeutronQoSMultiSegmentFixture: four computes, each with an OVS agent (packet rate) over bridges and
 # a NIC switch agent over PFs (bandwidth); the physnet traits say which segment each device reaches.
 _VNIC_DIRECT = ("CUSTOM_VNIC_TYPE_DIRECT", "CUSTOM_VNIC_TYPE_DIRECT_PHYSICAL", "CUSTOM_VNIC_TYPE_MACVTAP")
-_QOS_COMPUTES = (  # compute, [(bridge suffix, physnet, kbps)], [(pf suffix, physnet, kbps)]
-    ("compute0", [("br_ex", "br-ex", "CUSTOM_PHYSNET_OTHER", 5000)], [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_OTHER", 10000)]),
-    ("compute1", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S1", 5000)], [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_MSN_S1", 10000)]),
-    ("compute2", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S2", 5000)], [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_MSN_S2", 10000)]),
-    ("compute3", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S1", 1000), ("br_ex2", "br-ex2", "CUSTOM_PHYSNET_MSN_S2", 1000)],
+# compute, [(variable suffix, bridge, physnet, kbps)], [(variable suffix, PF, physnet, kbps)]
+_QOS_COMPUTES = (
+    ("compute0", [("br_ex", "br-ex", "CUSTOM_PHYSNET_OTHER", 5000)],
+     [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_OTHER", 10000)]),
+    ("compute1", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S1", 5000)],
+     [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_MSN_S1", 10000)]),
+    ("compute2", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S2", 5000)],
+     [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_MSN_S2", 10000)]),
+    ("compute3", [("br_ex", "br-ex", "CUSTOM_PHYSNET_MSN_S1", 1000),
+                  ("br_ex2", "br-ex2", "CUSTOM_PHYSNET_MSN_S2", 1000)],
      [("pf0", "enp129s0f0", "CUSTOM_PHYSNET_MSN_S1", 1000), ("pf1", "enp129s0f1", "CUSTOM_PHYSNET_MSN_S2", 1000)]),
 )
 

@@ -61,10 +61,11 @@ def _wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str
     monkeypatch.setattr(upstream, "ALL_FILES_COUNT", len(files))
 
 
-def test_files_with_fixtures_we_do_not_build_must_be_named_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_with_fixtures_we_do_not_build_must_be_named_skips(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     _wheel(tmp_path, monkeypatch, {"f.yaml": "fixtures: [APIFixture]\ntests:\n- name: a\n  GET: /\n",
                                    "p.yaml": "fixtures: [OpenPolicyFixture]\ntests:\n- name: x\n  GET: /\n"})
-    with pytest.raises(ValueError, match="p.yaml"):
+    with pytest.raises(ValueError, match=r"p\.yaml"):
         driver.collect(tmp_path, NOTHING)
     gabbits = driver.collect(tmp_path, expectations.Expected({"p.yaml": "issue 16"}, {}, {}))
     assert [(str(g), g.skip) for g in gabbits] == [("f.yaml/a", None), ("p.yaml/x", "issue 16")]

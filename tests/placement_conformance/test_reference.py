@@ -52,7 +52,8 @@ def test_reference_passes_the_gabbit_file(session: driver.Session, file: str) ->
 @pytest.fixture(scope="module")
 def flow(reference: ReferencePlacement) -> dict[tuple[str, str], clients.Step]:
     reference.restart_empty()
-    return {(step.kind, step.name): step for step in clients.run_flow(reference.base, reference_gabbits.NOAUTH_ADMIN_TOKEN)}
+    steps = clients.run_flow(reference.base, reference_gabbits.NOAUTH_ADMIN_TOKEN)
+    return {(step.kind, step.name): step for step in steps}
 
 
 @pytest.mark.parametrize(("kind", "name"), STEPS, ids=[f"{kind}: {name}" for kind, name in STEPS])
