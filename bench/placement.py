@@ -1,27 +1,24 @@
 """`make bench-placement`: our Placement API against the real Placement, same client, one run.
 
-Sides:
-- the real Placement 16.0.0 (the PyPI wheel in its own venv, sqlite, noauth2, waitress with 8
-  threads, mounted at /placement; devkit/placement/reference.py);
+Sides (all started and emptied here):
+- the real Placement 16.0.0 on PostgreSQL (Debian's package, a throw-away cluster on a loopback
+  port; devkit/placement/postgres.py) behind gunicorn, one worker per core: Placement as operators
+  run it, the reference the ratios are against;
+- the real Placement on sqlite behind waitress: the second row;
 - ours: `make run`'s server on DynamoDB Local (devkit/placement/service.py).
 
-Both get the same setup through the API (providers with ample VCPU and MEMORY_MB inventory) and
-the same requests from the same client (http.client, one keep-alive connection per thread). The
-sides alternate phase by phase (Placement's, then ours), so a change in machine load hits both:
-- PUT /placement/allocations/{new consumer} at 1.28 (consumer_generation null), sequential and
-  with 8 threads, spread over 16 providers; and with 8 threads on 1 provider (every write races
-  on the same provider generation);
-- GET /placement/allocations/{consumer}; GET .../resource_providers/{u}/usages; GET /usages.
-Per side and operation: successes/s, p50/p99 latency, non-2xx counts. Only 2xx counts as a
-success. A 5xx (or a dropped connection) is reported on either side; on ours it makes the exit
-status 1 (the real Placement's 5xx under threads are its figures: sqlite "database is locked").
+Every side gets the same setup through its own API (concurrently), the same requests from the same
+client (http.client, one keep-alive connection per thread), operation by operation in turn, for
+BENCH_PLACEMENT_ROUNDS rounds; the table quotes medians across rounds. Only 2xx counts as a
+success. An operation a side does not support yet prints "unsupported" for that side. A 5xx (or a
+dropped connection) on our side makes the exit status 1; the references' are their figures.
 
-Round trips: ours is run once more through a counting HTTP proxy in front of DynamoDB Local,
-and the DynamoDB calls per allocation write are reported by operation (goal: 2); then the same
-calls, straight from boto3 on the same store, give the floor.
-
-BENCH_PLACEMENT_N: requests per measured phase (default 400). BENCH_PLACEMENT_THREADS: 8.
-BENCH_PLACEMENT_KEEPALIVE=0: a new connection per request instead of keep-alive.
+The operations: PUT /allocations (sequential, threads, one hot provider), PUT /traits, the reads
+(allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
+Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
+reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
+allocation write, counted at the wire, and the same calls straight from boto3: the floor.
+Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
 from __future__ import annotations
@@ -568,7 +565,7 @@ def reference_sides() -> Iterator[list[tuple[str, Client]]]:
     waitress (the second row)."""
     workers = os.cpu_count() or 2
     with tempfile.TemporaryDirectory(prefix="bench-placement-") as workdir:
-        database = Postgres(Path(workdir) / "pg")
+        database = Postgres()
         database.start()
         sql = ReferencePlacement(Path(workdir) / "pg-placement", threads=REFERENCE_THREADS,
                                  database_url=database.url, workers=workers)

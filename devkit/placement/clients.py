@@ -70,6 +70,7 @@ class Step:
     name: str
     ok: bool
     detail: str
+    seconds: float = 0.0
 
 
 def run_flow(endpoint: str, token: str, timeout: float = 600) -> list[Step]:

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,9 +52,10 @@ def free_port() -> int:
 
 @dataclass
 class Postgres:
-    """One throw-away cluster under `workdir`, listening on 127.0.0.1 only."""
+    """One throw-away cluster in its own temporary directory, listening on 127.0.0.1 only; `stop`
+    removes it. (Its own directory: as root the `postgres` user must reach it, and a caller's
+    temporary directory is private to the caller.)"""
 
-    workdir: Path
     port: int = 0
 
     def _as_owner(self, *command: str) -> list[str]:
@@ -71,12 +73,13 @@ class Postgres:
 
     def start(self) -> None:
         binaries = install()
+        self.workdir = Path(tempfile.mkdtemp(prefix="placement-pg-"))
         self.data = self.workdir / "pgdata"
         self.sockets = self.workdir / "pgsockets"
         for path in (self.data, self.sockets):
             path.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            os.chmod(self.workdir, 0o755)  # noqa: S103 - the postgres user must reach its own directories
+            os.chmod(self.workdir, 0o711)  # noqa: S103 - the postgres user must reach its directories
             for path in (self.data, self.sockets):
                 shutil.chown(path, "postgres", "postgres")
         self.port = self.port or free_port()
@@ -91,6 +94,8 @@ class Postgres:
         if getattr(self, "binaries", None) is not None:
             subprocess.run(self._as_owner(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "fast",  # noqa: S603
                                           "-w", "stop"), capture_output=True, check=False, timeout=120, cwd="/")
+        if getattr(self, "workdir", None) is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,8 @@ class ReferencePlacement:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
         env["OS_PLACEMENT_CONFIG_DIR"] = str(self.workdir)
         if self.workers:
-            manage = subprocess.run([str(python().with_name("placement-manage")), "db", "sync"],  # noqa: S603
+            manage = subprocess.run([str(python().with_name("placement-manage")), "--config-file",  # noqa: S603
+                                     str(self.workdir / "placement.conf"), "db", "sync"],
                                     capture_output=True, text=True, env=env, check=False, timeout=300)
             if manage.returncode != 0:
                 raise RuntimeError(f"placement-manage db sync failed:\n{manage.stderr[-3000:]}")
