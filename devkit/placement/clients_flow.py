@@ -310,6 +310,7 @@ class NovaFlow:
 
     def delete_instances(self) -> None:
         for instance in (self.instance, self.vgpu_instance):
+            check(bool(self.allocations(instance)), f"{instance} has no allocations to delete")
             self.client.delete_allocation_for_instance(self.ctx, instance)
             check(not self.allocations(instance), f"{instance} still has allocations")
 
