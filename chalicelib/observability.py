@@ -1,7 +1,9 @@
 """Structured logs and metrics (aws-lambda-powertools).
 
 Logs: one JSON line per request ("request") and one per SQS batch of view
-events ("view events"). A request line carries the operation, status,
+events ("view events"). RP_LOG_FORMAT=text writes the same fields as one
+readable line each (`make run` does so when its output is a terminal); json,
+the default, is what Lambda and CloudWatch Logs Insights read. A request line carries the operation, status,
 outcome, code (the rejection code of a refused report, or the error code),
 site, allocationId, the report's own requestId (`clientRequestId`), API
 Gateway's and Lambda's request ids, latency and whether the process was cold.
@@ -35,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
@@ -47,8 +50,55 @@ NO_CODE = "none"
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
+LOG_FORMATS = ("json", "text")
+# First in a text line, in this order; the other fields follow as key=value, in the order they were added.
+_TEXT_LEADS = ("timestamp", "level", "message")
+_TEXT_OMITS = frozenset({"service", "location", "xray_trace_id", "sampling_rate", "stack_trace", "exception",
+                         "exception_name"})
+
+
+def log_format(env: Mapping[str, str] | None = None) -> str:
+    raw = (os.environ if env is None else env).get("RP_LOG_FORMAT") or "json"
+    if raw not in LOG_FORMATS:
+        raise ValueError(f"RP_LOG_FORMAT={raw!r}: use one of {', '.join(LOG_FORMATS)}")
+    return raw
+
+
+def text_line(log: Mapping[str, Any]) -> str:
+    """The fields Powertools would serialize as JSON, for a person: `10:00:00 INFO request status=200 ...`."""
+    timestamp = str(log.get("timestamp", ""))
+    clock = timestamp[11:19] if len(timestamp) >= 19 else timestamp
+    head = f"{clock} {log.get('level', ''):<7} {log.get('message', '')}"
+    exception = log.get("exception")
+    fields = " ".join(f"{key}={value}" for key, value in log.items()
+                      if key not in _TEXT_LEADS and key not in _TEXT_OMITS and value is not None)
+    line = f"{head}  {fields}" if fields else head
+    return f"{line}\n{exception}" if exception else line
+
+
 # RP_LOG_LEVEL wins; otherwise Powertools' own resolution (POWERTOOLS_LOG_LEVEL, Lambda's, INFO).
 logger = Logger(service=SERVICE_NAME, level=os.environ.get("RP_LOG_LEVEL") or None)
+
+
+def _powertools_formatter() -> LambdaPowertoolsFormatter:
+    formatter = logger.registered_formatter
+    if not isinstance(formatter, LambdaPowertoolsFormatter):  # the one whose serializer is swapped below
+        raise TypeError(f"unexpected log formatter {type(formatter).__name__}")
+    return formatter
+
+
+_FORMATTER = _powertools_formatter()
+_JSON_LINE = _FORMATTER.json_serializer
+
+
+def use_log_format(name: str) -> None:
+    """Powertools' formatter builds one dict per line and hands it to its serializer: JSON, or the text line."""
+    if name not in LOG_FORMATS:
+        raise ValueError(f"RP_LOG_FORMAT={name!r}: use one of {', '.join(LOG_FORMATS)}")
+    _FORMATTER.json_serializer = text_line if name == "text" else _JSON_LINE
+
+
+use_log_format(log_format())
 
 # Only values of these shapes are logged from the path (anything else is attacker-chosen text).
 _SITE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")

@@ -1,35 +1,66 @@
-"""The process-wide wiring: settings, the DynamoDB client and the repositories built on it.
+"""The composition root: settings, the DynamoDB client, every store adapter and service, built once per
+Lambda container, and each API family's blueprint with what its handlers need.
 
-Built lazily on first use (so importing `app.py` costs nothing and a cold start
-pays for one client), and resettable for tests that point the service at
-another store.
+Nothing below this module knows how the service is wired: the family framework
+(`chalicelib.http.family`) is handed a `Wiring` per family, services are handed
+their store adapters. What a family needs is built on that family's first
+request (so the agent contract's cold start does not pay for Placement or fleet),
+and the whole wiring can be replaced by tests that point the service at another
+store (`use_services`).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from chalice import Blueprint
+
+from chalicelib.api import ROUTES as CONTRACT_ROUTES
+from chalicelib.api import ContractDeps
+from chalicelib.auth.principals import Principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.auth.service import Authenticator
 from chalicelib.config import Settings
+from chalicelib.http.contract import CONTRACT
+from chalicelib.http.family import Family, Route, Wiring, build_blueprint
 from chalicelib.store.client import RoundTripCounter, make_client
 from chalicelib.tenants.store import TenantStore
+
+T = TypeVar("T")
 
 
 @dataclass
 class Services:
+    """The process's wiring. Store adapters are cheap to build; what a family alone needs is built on first
+    use, once (`_once`)."""
+
     settings: Settings
     client: Any
     round_trips: RoundTripCounter
     keys: KeyRepository
     authenticator: Authenticator
     tenants: TenantStore
+    _built: dict[str, Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def table(self) -> str:
         return self.settings.table_name
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        if name not in self._built:
+            with self._lock:
+                if name not in self._built:
+                    self._built[name] = build()
+        value: T = self._built[name]
+        return value
+
+    @property
+    def contract(self) -> ContractDeps:
+        return self._once("contract", lambda: ContractDeps(self, self.settings.idempotency_ttl_days))
 
 
 def build_services(settings: Settings | None = None, client: Any = None) -> Services:
@@ -65,3 +96,61 @@ def use_services(value: Services | None) -> None:
     global _services
     with _lock:
         _services = value
+
+
+# --- the families' blueprints ----------------------------------------------------------------------
+
+def _authenticate(token: str | None) -> Principal:
+    return services().authenticator.authenticate(token)
+
+
+def _blueprint(family: Family, routes: list[Route[T]], deps: Callable[[], T]) -> Blueprint:
+    return build_blueprint(family, routes, Wiring(deps=deps, authenticate=_authenticate))
+
+
+def contract_blueprint() -> Blueprint:
+    return _blueprint(CONTRACT, CONTRACT_ROUTES, lambda: services().contract)
+
+
+def operator_blueprint() -> Blueprint:
+    from chalicelib.http.compute import OPERATOR
+    from chalicelib.operator_api import ROUTES
+
+    return _blueprint(OPERATOR, ROUTES, services)
+
+
+def compute_blueprint() -> Blueprint:
+    from chalicelib.compute.api import REGISTRY, routes
+    from chalicelib.http.compute import COMPUTE
+
+    return _blueprint(COMPUTE, routes(REGISTRY), services)
+
+
+def placement_blueprint() -> Blueprint:
+    from chalicelib.placement.family import PlacementFamily
+    from chalicelib.placement.handler import ROUTES
+
+    return _blueprint(PlacementFamily(), ROUTES, services)
+
+
+# --- scheduled functions and event sources -----------------------------------------------------------
+
+def fleet_drift() -> dict[str, int]:
+    """One pass of the fleet drift reconciler over every tenant with an applied document."""
+    from chalicelib.fleet.reconciler import eventbridge_publisher, reconcile
+
+    return reconcile(services(), eventbridge_publisher())
+
+
+def commitments_sync() -> dict[str, Any]:
+    """One commitment sync pass (the lease makes an overlapping run `skipped`)."""
+    from chalicelib.commitments.service import sync
+
+    return sync(services())
+
+
+def view_events(event: dict[str, Any]) -> dict[str, Any]:
+    """Beto's events from SQS, as a partial batch response: only the messages that failed go back."""
+    from chalicelib.view.sqs import consume_event
+
+    return consume_event(services(), event).response()

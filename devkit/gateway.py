@@ -3,7 +3,8 @@
 It uses Chalice's own route matcher and event converter, so the app runs
 exactly the code path it runs in Lambda. What API Gateway answers by itself
 is answered here the way the deployed gateway is configured to (see
-infra/): an unknown path is 404 `not_found`, an oversized body 400 `too_large`.
+infra/): an unknown path is 404 `not_found`, an oversized body 400 `too_large` (under /placement,
+400 in Placement's error format with a request id, as Placement clients read errors: decision 0024).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from urllib.parse import unquote
 
 from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
 
-from chalicelib.http.family import unknown_route
+from chalicelib.http.family import Request, family_for_path, unknown_route
 
 # API Gateway refuses payloads over 10 MB before Lambda sees them.
 GATEWAY_MAX_BODY = 10 * 1024 * 1024
+TOO_LARGE_DETAIL = f"The request body is larger than {GATEWAY_MAX_BODY} bytes, the most this gateway accepts."
 
 
 def _error(status: int, code: str) -> dict[str, Any]:
@@ -31,6 +33,28 @@ def _error(status: int, code: str) -> dict[str, Any]:
     }
 
 
+def too_large(method: str, path: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The answer to a body over GATEWAY_MAX_BODY: the contract's `{"code":"too_large"}`, except under
+    /placement, where it is Placement's 400 (its error body, microversion and request id headers)."""
+    bare = path.split("?", 1)[0]
+    family = family_for_path(bare)
+    if family is None or family.name != "placement":
+        return _error(400, "too_large")
+    from chalicelib.placement.web import HttpError
+
+    lowered = {k.lower(): v for k, v in headers.items()}
+    request = Request(method=method.upper(), path=bare, params={}, query={}, headers=lowered,
+                      header_values={k: [v] for k, v in lowered.items()}, body=b"", url_root="",
+                      request_id=str(uuid.uuid4()), context={})
+    try:
+        family.begin(request)
+        reply = family.render(request, HttpError(400, TOO_LARGE_DETAIL))
+    except Exception as exc:  # noqa: BLE001 - a bad microversion is answered as Placement answers it
+        reply = family.render(request, exc)
+    response = family.encode(family.finish(request, reply))
+    return {"statusCode": response.status_code, "headers": dict(response.headers), "body": response.body}
+
+
 class LocalGateway:
     def __init__(self, app: Any) -> None:
         self._app = app
@@ -38,7 +62,7 @@ class LocalGateway:
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> dict[str, Any]:
         if body is not None and len(body) > GATEWAY_MAX_BODY:
-            return _error(400, "too_large")
+            return too_large(method, path, headers)
         try:
             event = self._converter.create_lambda_event(method, path, headers, body)
         except ValueError:

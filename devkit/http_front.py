@@ -24,7 +24,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from waitress.task import ErrorTask, WSGITask
 
-from devkit.gateway import GATEWAY_MAX_BODY
+from devkit.gateway import GATEWAY_MAX_BODY, too_large
 
 # API Gateway's limit on the request line and headers together (bytes).
 GATEWAY_MAX_HEADER = 10 * 1024
@@ -70,18 +70,34 @@ def status_line(status: int) -> str:
 def refuse(task: Any, status: int, code: str) -> None:
     """Answer `{"code": code}` on a waitress task and close the connection after it."""
     body = json.dumps({"code": code}, separators=(",", ":")).encode()  # the app's own bytes
+    answer(task, status, {"Content-Type": "application/json"}, body)
+
+
+def answer(task: Any, status: int, headers: dict[str, str], body: bytes) -> None:
+    """Write one whole answer on a waitress task and close the connection after it."""
     task.complete = True  # what start_response marks: headers may now be written
     task.status = status_line(status)
-    task.response_headers.append(("Content-Type", "application/json"))
+    task.response_headers.extend((name, value) for name, value in headers.items()
+                                 if name.lower() not in ("content-length", "connection"))
     task.set_close_on_finish()
     task.content_length = len(body)
     task.write(body)
 
 
+def _waitress_headers(request: Any) -> dict[str, str]:
+    """The parsed request's headers (waitress keys them as CONTENT_TYPE, OPENSTACK_API_VERSION, ...)."""
+    return {name.replace("_", "-").lower(): value for name, value in (request.headers or {}).items()}
+
+
 class ContractErrorTask(ErrorTask):
-    """waitress's own refusals, in the contract's shape."""
+    """waitress's own refusals, in the contract's shape (a body too large under /placement: Placement's)."""
 
     def execute(self) -> None:
+        if self.request.error.code == 413:
+            found = too_large(self.request.command or "POST", self.request.path or "/", _waitress_headers(self.request))
+            payload = found["body"].encode() if isinstance(found["body"], str) else found["body"]
+            answer(self, int(found["statusCode"]), dict(found["headers"]), payload)
+            return
         refuse(self, *WAITRESS_ERRORS.get(self.request.error.code, (400, "invalid_request")))
 
 

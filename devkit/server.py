@@ -5,6 +5,8 @@ server, started in this process on a free loopback port, so two servers side
 by side each get their own empty store. With one of them set, that endpoint is
 used (DynamoDB Local, LocalStack, AWS). The table is created if missing.
 
+Logs: RP_LOG_FORMAT (text or json); unset, text when stdout is a terminal, else json.
+
 Keys: the variables of devkit/keys.py (RP_SITE_KEY_K8S, RP_SITE_KEY_SLURM,
 RP_SERVICE_KEY, RP_PLACEMENT_KEY), when set, are registered as valid keys; any that is not set is
 generated and printed once. Keys that are too short or shared refuse the start.
@@ -14,16 +16,20 @@ HTTP: waitress (devkit/http_front.py) with the bounds of `Limits` (docs/local-se
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 import sys
 import threading
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.service import start_sync_timer
 from chalicelib.config import Settings, endpoint_from_env
 from chalicelib.fleet.reconciler import start_reconciler_timer
+from chalicelib.observability import use_log_format
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 from devkit.embedded_store import start_embedded_store
@@ -40,11 +46,40 @@ def refuse_bad_keys() -> None:
                  "Unset a variable to have a key generated, or give each its own long random key.")
 
 
+def port_in_use(port: int) -> str:
+    return (f"make run: port {port} on 127.0.0.1 is in use (another make run?): stop that server, "
+            f"or choose another port, e.g. make run PORT={port + 1 if port < 65535 else 8001}")
+
+
+def port_from_env() -> int:
+    raw = os.environ.get("PORT", "8000")
+    if not raw.isdigit() or int(raw) > 65535:
+        sys.exit(f"make run: PORT={raw!r} is not a port: give 1 to 65535, or 0 for any free one")
+    return int(raw)
+
+
+def refuse_busy_port(port: int) -> None:
+    """Says so at once, in one line, instead of a traceback after the store and the app have started."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as waitress binds: TIME_WAIT is no owner
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                sys.exit(port_in_use(port))
+            raise
+
+
 def main() -> int:
+    # Readable lines for a person at a terminal; JSON lines when the output goes to a file or a program.
+    use_log_format(os.environ.get("RP_LOG_FORMAT") or ("text" if sys.stdout.isatty() else "json"))
     refuse_bad_keys()  # before anything starts: nothing to stop
+    port = port_from_env()
+    refuse_busy_port(port)
     from app import app
 
-    port = int(os.environ.get("PORT", "8000"))
     use_local_credentials()
     embedded = None
     if not endpoint_from_env():
@@ -55,16 +90,26 @@ def main() -> int:
     timers = threading.Event()
     try:
         settings = Settings.from_env()
+        # Start-up (the table, the keys) has timeouts of its own: the request path's, which a fault test sets to
+        # one attempt of 1 s, must not make a slow start fail.
+        setup = build_services(replace(settings, connect_timeout=max(settings.connect_timeout, 5.0),
+                                       read_timeout=max(settings.read_timeout, 60.0),
+                                       max_attempts=max(settings.max_attempts, 5)))
+        ensure_table(setup.client, settings.table_name)
+        generated = register_keys(setup, os.environ)
         services = build_services(settings)
-        ensure_table(services.client, settings.table_name)
         use_services(services)
-        generated = register_keys(services, os.environ)
         # Local behaves like deployed: the drift reconciler every RP_DRIFT_INTERVAL_SECONDS (default 900) and,
         # when RP_COMMITMENTS_INTERVAL_SECONDS is set, the commitment sync.
         start_reconciler_timer(timers, lambda: services)
         start_sync_timer(timers, lambda: services)
 
-        server = make_server(LocalGateway(app), port, Limits.from_env())
+        try:
+            server = make_server(LocalGateway(app), port, Limits.from_env())
+        except OSError as exc:  # taken since refuse_busy_port looked
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            sys.exit(port_in_use(port))
         print(f"store: {settings.endpoint_url or 'AWS'} table {settings.table_name}"
               f"{' (embedded, in memory)' if embedded else ''}", flush=True)
         for variable, raw in generated.items():

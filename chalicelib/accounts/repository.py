@@ -32,7 +32,7 @@ from chalicelib.allocations.repository import allocation_key
 from chalicelib.errors import Unavailable
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import ItemKey, key
-from chalicelib.store.ops import get_item, query_all
+from chalicelib.store.ops import Op, get_item, query_all
 from chalicelib.store.size import MAX_ITEM_BYTES, item_size
 
 __all__ = [
@@ -81,32 +81,33 @@ def _version_condition(expected_version: int | None) -> dict[str, Any]:
 
 
 def header_put_op(table: str, allocation_id: str, site: str, header: SetHeader,
-                  expected_version: int | None) -> dict[str, Any]:
+                  expected_version: int | None) -> Op:
     values = {
         "site": site, "allocationId": allocation_id, "version": header.version, "observedAt": header.observed_at,
         "fp": header.fingerprint, "count": header.count, "confirmed": header.confirmed,
         "buckets": json.dumps({b: list(v) for b, v in sorted(header.buckets.items())}, separators=(",", ":")),
     }
     item = {**header_key(allocation_id), **to_item(values)}
-    return {"Put": {"TableName": table, "Item": item, **_version_condition(expected_version)}}
+    return Op("account_set_header", {"Put": {"TableName": table, "Item": item,
+                                             **_version_condition(expected_version)}})
 
 
-def header_check_op(table: str, allocation_id: str, expected_version: int | None) -> dict[str, Any]:
-    return {"ConditionCheck": {"TableName": table, "Key": header_key(allocation_id),
-                               **_version_condition(expected_version)}}
+def header_check_op(table: str, allocation_id: str, expected_version: int | None) -> Op:
+    return Op("account_set_header", {"ConditionCheck": {"TableName": table, "Key": header_key(allocation_id),
+                                                        **_version_condition(expected_version)}})
 
 
-def allocation_live_op(table: str, allocation_id: str, site: str) -> dict[str, Any]:
+def allocation_live_op(table: str, allocation_id: str, site: str) -> Op:
     """The allocation still exists at this Site and is not retired when the set is written."""
-    return {"ConditionCheck": {
+    return Op("allocation_live", {"ConditionCheck": {
         "TableName": table, "Key": allocation_key(allocation_id),
         "ConditionExpression": "attribute_exists(pk) AND #site = :site AND lifecycle <> :retired",
         "ExpressionAttributeNames": {"#site": "site"},
         "ExpressionAttributeValues": {":site": {"S": site}, ":retired": {"S": "retired"}},
-    }}
+    }})
 
 
-def bucket_put_ops(table: str, allocation_id: str, encoded: EncodedBucket) -> list[dict[str, Any]]:
+def bucket_put_ops(table: str, allocation_id: str, encoded: EncodedBucket) -> list[Op]:
     digests = encoded.part_digests
     ops = []
     for index, data in enumerate(encoded.parts):
@@ -116,17 +117,17 @@ def bucket_put_ops(table: str, allocation_id: str, encoded: EncodedBucket) -> li
             if encoded.splits:
                 values.update(sp=list(encoded.splits), pf=list(digests[1:]))
         item = {**part_key(allocation_id, part_sk(encoded.bucket, index)), **to_item(values)}
-        ops.append({"Put": {"TableName": table, "Item": item}})
+        ops.append(Op("account_bucket", {"Put": {"TableName": table, "Item": item}}))
     return ops
 
 
-def part_delete_op(table: str, allocation_id: str, sk: str) -> dict[str, Any]:
-    return {"Delete": {"TableName": table, "Key": part_key(allocation_id, sk)}}
+def part_delete_op(table: str, allocation_id: str, sk: str) -> Op:
+    return Op("account_bucket", {"Delete": {"TableName": table, "Key": part_key(allocation_id, sk)}})
 
 
-def written_bytes(ops: list[dict[str, Any]]) -> int:
+def written_bytes(ops: list[Op]) -> int:
     """What DynamoDB counts for the items a list of transaction operations puts (store/size.py)."""
-    return sum(item_size(op["Put"]["Item"]) for op in ops if "Put" in op)
+    return sum(item_size(op.request["Put"]["Item"]) for op in ops if "Put" in op.request)
 
 
 def _binary(value: Any) -> bytes:

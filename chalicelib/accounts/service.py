@@ -69,10 +69,10 @@ from chalicelib.contract.validation import validate_model
 from chalicelib.errors import BadRequest, Unavailable
 from chalicelib.idempotency import fingerprint
 from chalicelib.observability import logger
-from chalicelib.runtime import Services
 from chalicelib.store.commands import Command, Outcome, Reread, run_command
 from chalicelib.store.keys import KeyId, key_id
-from chalicelib.store.ops import Item, batch_get
+from chalicelib.store.ops import Item, Op, batch_get
+from chalicelib.store.table import TableAccess
 
 OPERATION = "accounts"
 _MAX_TRANSACTION_ITEMS = 100
@@ -93,11 +93,11 @@ def request_fingerprint(request: AccountsRequest) -> str:
     })
 
 
-def _previous_accounts(services: Services, allocation_id: str, current: SetHeader,
+def _previous_accounts(db: TableAccess, allocation_id: str, current: SetHeader,
                        buckets: list[str]) -> dict[str, StoredAccount]:
     """The stored accounts of the given buckets, by partyId (raises Reread when inconsistent)."""
     keys = [part_key(allocation_id, sk) for b in buckets for sk in current.part_sks(b)]
-    found = batch_get(services.client, services.table, keys)
+    found = batch_get(db.client, db.table, keys)
     pk = keys[0]["pk"]["S"] if keys else ""
     previous: dict[str, StoredAccount] = {}
     for bucket in buckets:
@@ -110,18 +110,18 @@ def _previous_accounts(services: Services, allocation_id: str, current: SetHeade
     return previous
 
 
-def _set_ops(services: Services, site: str, allocation_id: str, current: SetHeader | None,
-             request: AccountsRequest, set_fp: str) -> list[dict[str, Any]]:
+def _set_ops(db: TableAccess, site: str, allocation_id: str, current: SetHeader | None,
+             request: AccountsRequest, set_fp: str) -> list[Op]:
     """Header put plus the puts and deletes of every bucket item whose content changed."""
-    table = services.table
+    table = db.table
     groups = group_by_bucket(request.accounts)
     contents = {bucket: content_digest(accounts) for bucket, accounts in groups.items()}
     old = current.buckets if current else {}
     changed = [b for b in sorted(groups) if b not in old or old[b][0] != contents[b]]
-    previous = _previous_accounts(services, allocation_id, current, [b for b in changed if b in old]) \
+    previous = _previous_accounts(db, allocation_id, current, [b for b in changed if b in old]) \
         if current else {}
 
-    ops: list[dict[str, Any]] = []
+    ops: list[Op] = []
     buckets: dict[str, tuple[str, int]] = {}
     for bucket in sorted(groups):
         if bucket not in changed:
@@ -157,7 +157,7 @@ def _rows_bound(request: AccountsRequest) -> int:
     )
 
 
-def check_storable(services: Services, site: str, allocation_id: str, request: AccountsRequest,
+def check_storable(db: TableAccess, site: str, allocation_id: str, request: AccountsRequest,
                    set_fp: str) -> None:
     """400 `too_large` when even a first write of this set could not fit one transaction.
 
@@ -169,19 +169,20 @@ def check_storable(services: Services, site: str, allocation_id: str, request: A
     """
     if _rows_bound(request) * 1.01 + _ITEMS_OVERHEAD <= SET_WRITE_BYTES:
         return
-    if written_bytes(_set_ops(services, site, allocation_id, None, request, set_fp)) > SET_WRITE_BYTES:
+    if written_bytes(_set_ops(db, site, allocation_id, None, request, set_fp)) > SET_WRITE_BYTES:
         raise BadRequest("too_large")
 
 
-def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def submit_accounts(db: TableAccess, site: str, data: dict[str, Any], ttl_days: int,
+                  ) -> tuple[int, dict[str, Any]]:
     request = validate_model(AccountsRequest, data)
     check_accounts(site, request.accounts)
     allocation_id = allocation_id_for(site, request.resource_ref)
     set_fp = set_fingerprint(request.accounts)
-    check_storable(services, site, allocation_id, request, set_fp)
+    check_storable(db, site, allocation_id, request, set_fp)
     alloc_key = allocation_key(allocation_id)
     set_key = header_key(allocation_id)
-    table = services.table
+    table = db.table
 
     def plan(found: dict[KeyId, Item]) -> Outcome:
         current = header_from_item(found.get(key_id(set_key)))
@@ -197,7 +198,7 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
             "confirmed": confirmed_count(request.accounts),
         }
         if decision.changed:
-            set_ops = _set_ops(services, site, allocation_id, current, request, set_fp)
+            set_ops = _set_ops(db, site, allocation_id, current, request, set_fp)
         else:
             set_ops = [header_check_op(table, allocation_id, current.version if current else None)]
         if written_bytes(set_ops) > SET_WRITE_BYTES:
@@ -211,5 +212,5 @@ def submit_accounts(services: Services, site: str, data: dict[str, Any]) -> tupl
         return Outcome(200, body, writes)
 
     command = Command(site, OPERATION, request.request_id, allocation_id, request_fingerprint(request))
-    return run_command(services.client, table, services.settings.idempotency_ttl_days, command,
+    return run_command(db.client, table, ttl_days, command,
                        [alloc_key, set_key], plan)

@@ -12,7 +12,7 @@ from chalicelib.allocations.models import AllocationRecord
 from chalicelib.allocations.rules import Observed, Status
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import ItemKey, key
-from chalicelib.store.ops import get_item, query_pages
+from chalicelib.store.ops import Op, get_item, query_pages
 from chalicelib.store.size import fits
 
 __all__ = [
@@ -97,18 +97,14 @@ def _version_condition(expected_version: int | None) -> dict[str, Any]:
     }
 
 
-def put_op(table: str, record: AllocationRecord, expected_version: int | None) -> dict[str, Any]:
-    return {"Put": {"TableName": table, "Item": item_of(record), **_version_condition(expected_version)}}
+def put_op(table: str, record: AllocationRecord, expected_version: int | None) -> Op:
+    return Op("allocation", {"Put": {"TableName": table, "Item": item_of(record),
+                                     **_version_condition(expected_version)}})
 
 
-def check_op(table: str, allocation_id: str, expected_version: int | None) -> dict[str, Any]:
-    return {
-        "ConditionCheck": {
-            "TableName": table,
-            "Key": allocation_key(allocation_id),
-            **_version_condition(expected_version),
-        }
-    }
+def check_op(table: str, allocation_id: str, expected_version: int | None) -> Op:
+    return Op("allocation", {"ConditionCheck": {"TableName": table, "Key": allocation_key(allocation_id),
+                                                **_version_condition(expected_version)}})
 
 
 class AllocationRepository:

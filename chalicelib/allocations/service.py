@@ -7,13 +7,13 @@ from typing import Any
 from chalicelib.allocations.repository import AllocationRepository
 from chalicelib.contract.types import is_id
 from chalicelib.errors import BadRequest, NotFound
-from chalicelib.runtime import Services
+from chalicelib.store.table import TableAccess
 
 
-def get_allocation(services: Services, site: str, allocation_id: str) -> dict[str, Any]:
+def get_allocation(db: TableAccess, site: str, allocation_id: str) -> dict[str, Any]:
     if not is_id(allocation_id):
         raise BadRequest("invalid_allocation_id")
-    record = AllocationRepository(services.client, services.table).get(allocation_id)
+    record = AllocationRepository(db.client, db.table).get(allocation_id)
     # Another Site's allocation is indistinguishable from none at all.
     if record is None or record.site != site:
         raise NotFound()

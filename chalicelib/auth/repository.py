@@ -8,9 +8,8 @@ from typing import Any
 
 from chalicelib.auth.models import KeyRecord
 from chalicelib.store.codec import to_item
-from chalicelib.store.errors import store_errors
 from chalicelib.store.keys import key
-from chalicelib.store.ops import get_item, query_all
+from chalicelib.store.ops import Op, get_item, put_if, query_all, update_if
 
 PK = "KEYS"
 
@@ -33,14 +32,18 @@ def new_record(key_hash: str, principal: str, epoch: str | None = None) -> KeyRe
                      revoked_at=None, key_hash=key_hash, epoch=epoch)
 
 
-def put_new(table: str, record: KeyRecord) -> dict[str, Any]:
-    """The transaction item that stores a new key (never over another one)."""
-    return {"Put": {
+def put_new(table: str, record: KeyRecord) -> Op:
+    """The transaction operation that stores a new key (never over another one)."""
+    return Op("key", {"Put": {
         "TableName": table,
         "Item": to_item({"pk": PK, "sk": record.key_hash, "keyId": record.key_id, "principal": record.principal,
                          "createdAt": record.created_at, "epoch": record.epoch}),
         "ConditionExpression": "attribute_not_exists(pk)",
-    }}
+    }})
+
+
+class KeyCollision(Exception):
+    """A new key's hash is already stored (a 256-bit collision: in practice a reused key)."""
 
 
 class KeyRepository:
@@ -54,9 +57,9 @@ class KeyRepository:
 
     def add(self, key_hash: str, principal: str) -> KeyRecord:
         record = new_record(key_hash, principal)
-        put = put_new(self._table, record)["Put"]
-        with store_errors():
-            self._client.put_item(**put)
+        put = put_new(self._table, record).request["Put"]
+        if not put_if(self._client, self._table, put["Item"], put["ConditionExpression"]):
+            raise KeyCollision()  # a 256-bit key's hash already stored: never overwrite another key
         return record
 
     def list(self) -> list[KeyRecord]:
@@ -68,11 +71,7 @@ class KeyRepository:
         """Revoke by key id (never by the key itself). False when no active key has that id."""
         for record in self.list():
             if record.key_id == key_id and record.active:
-                with store_errors():
-                    self._client.update_item(
-                        TableName=self._table, Key=key(PK, record.key_hash),
-                        UpdateExpression="SET revokedAt = :now",
-                        ExpressionAttributeValues={":now": {"N": str(int(time.time()))}},
-                    )
+                update_if(self._client, self._table, key(PK, record.key_hash), "SET revokedAt = :now",
+                          values={":now": {"N": str(int(time.time()))}})
                 return True
         return False

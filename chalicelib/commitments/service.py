@@ -37,12 +37,12 @@ from chalicelib.commitments.upstream import (
 )
 from chalicelib.errors import Unavailable
 from chalicelib.observability import NAMESPACE, SERVICE_NAME, logger, metrics_enabled
+from chalicelib.placement.deps import placement_service
 from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.models import ConsumerWrite
 from chalicelib.placement.service import PlacementService
-from chalicelib.placement.store import PlacementStore
+from chalicelib.schedules import COMMITMENTS_SCHEDULE  # noqa: F401 (re-exported)
 
-COMMITMENTS_SCHEDULE = "rate(1 hour)"  # app.py's default; infra sets each stage's own
 DEFAULT_LEASE_SECONDS = 900.0  # longer than the function may run (its timeout), so a live pass never loses it
 STATUSES = ("held", "pending", "planned", "unplaced", "released", "conflict")
 PLACEMENT_REFUSED = "placement_refused"  # Placement said no (someone changed the consumer or the pool): next pass
@@ -241,7 +241,7 @@ def sync(svc: Any, settings: SyncSettings | None = None, fetch: Fetch | None = N
     """The pass over the process's services: what the schedule, the route and the CLI run."""
     settings = settings or SyncSettings.from_env()
     return run_pass(
-        CommitmentStore(svc.client, svc.table), PlacementService(PlacementStore(svc.client, svc.table)),
+        CommitmentStore(svc.client, svc.table), placement_service(svc.client, svc.table),
         fetch or (lambda: openstack_fetch(settings)), pools or FleetPoolSource(svc.client, svc.table),
         settings.tenant, clock=clock, lease_seconds=settings.lease_seconds,
     )

@@ -55,7 +55,24 @@ class UpstreamFailure(Exception):
 
 
 class ConfigError(Exception):
-    """OpenStack settings missing or unusable (the message names keys, never values)."""
+    """OpenStack settings missing or unusable (the message names keys, never values); `missing`: the fields."""
+
+    def __init__(self, message: str, missing: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+PASSWORD_FIELDS = ("username", "password", "project_name")
+APPLICATION_CREDENTIAL = ("application_credential_id", "application_credential_secret")
+
+
+def _missing_message(missing: tuple[str, ...], name: Callable[[str], str]) -> str:
+    """Names only what is missing; the alternative to a password is said when that is what is missing."""
+    listed = ", ".join(name(field) for field in missing)
+    message = f"{listed} {'is' if len(missing) == 1 else 'are'} required"
+    if any(field in PASSWORD_FIELDS for field in missing):
+        message += f" (or {' and '.join(name(field) for field in APPLICATION_CREDENTIAL)} instead of a password)"
+    return message
 
 
 @dataclass(frozen=True)
@@ -74,15 +91,15 @@ class OpenStackConfig:
     timeout: float = 30.0
 
     def __post_init__(self) -> None:
-        if not self.auth_url:
-            raise ConfigError("auth_url is required")
-        if self.uses_application_credential:
-            if not self.application_credential_secret:
-                raise ConfigError("application_credential_secret is required with application_credential_id")
-        elif not (self.username and self.password and self.project_name):
-            raise ConfigError("username, password and project_name are required (or an application credential)")
+        missing = self.missing_fields()
+        if missing:
+            raise ConfigError(_missing_message(missing, str), missing)
         if self.concurrency < 1:
             raise ConfigError("concurrency must be at least 1")
+
+    def missing_fields(self) -> tuple[str, ...]:
+        needed = ("application_credential_secret",) if self.uses_application_credential else PASSWORD_FIELDS
+        return tuple(f for f in ("auth_url", *needed) if not getattr(self, f))
 
     @property
     def uses_application_credential(self) -> bool:
@@ -103,7 +120,14 @@ class OpenStackConfig:
         overrides: dict[str, Any] = {}
         if env.get("RP_COMMITMENTS_CONCURRENCY"):
             overrides["concurrency"] = int(env["RP_COMMITMENTS_CONCURRENCY"])
-        return cls.from_mapping(values, **overrides)
+        try:
+            return cls.from_mapping(values, **overrides)
+        except ConfigError as exc:
+            if not exc.missing:
+                raise
+            # The variables a person sets, not the secret's keys.
+            message = _missing_message(exc.missing, lambda field: ENV_PREFIX + field.upper())
+            raise ConfigError(message, exc.missing) from None
 
 
 def secrets_manager_client() -> Any:

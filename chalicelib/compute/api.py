@@ -11,8 +11,7 @@ from chalicelib.compute.validation import StrictModel, decode_object, parse
 from chalicelib.fleet import models as fleet_models
 from chalicelib.fleet import modules as fleet_modules
 from chalicelib.fleet import service as fleet_service
-from chalicelib.http.compute import COMPUTE
-from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, build_blueprint
+from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route
 from chalicelib.runtime import Services
 from chalicelib.tenants.service import list_sites
 
@@ -67,6 +66,3 @@ def routes(registry: Registry) -> list[Route]:
         Route("compute.unknown", "POST", "/api/compute/{module}/{method}", ANY_PRINCIPAL, _unknown_method),
     ]
 
-
-def compute_blueprint(registry: Registry = REGISTRY) -> Any:
-    return build_blueprint(COMPUTE, routes(registry))

@@ -1,12 +1,17 @@
 """Transaction items for a pool's Placement resource provider (create it, or set its inventories).
 
-Placement's store executes its own transactions; fleet needs the same items
-inside its one apply transaction, so this builds them with Placement's own item
-builder (`PlacementStore.provider_put`, `class_ref_updates`: the item layout stays
-Placement's) and the conditions Placement states: a new provider's uuid and
-name are free; an existing one is unchanged since it was read (its `version`).
-Each inventory write bumps the generation and the version, as Placement's own
-inventory writes do.
+Placement's store executes its own transactions; fleet needs the same items inside its one apply
+transaction, so they come from Placement's own item builders (chalicelib/placement/items.py: the item
+layout and its invariants stay Placement's), with the conditions Placement states: a new provider's
+uuid and name are free; an existing one is unchanged since it was read (its `version`). Each
+inventory write bumps the generation and the version, as Placement's own inventory writes do.
+
+Every provider fleet writes is linked to its tenant's fleet version (`Provider.linked_version`), so
+Placement's own inventory writes and deletes of it move that version in their transaction (an apply
+planned before them is CONFIG_DRIFT) whatever the provider is named: a rename through Placement
+cannot untie a pool from its fleet. A provider written before the link existed gets it on the next
+apply that reaches its pool. Fleet's own apply moves the version itself (its last item), so these
+items do not bump it again.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.compute.errors import InvalidState
+from chalicelib.fleet.keys import fleet_version_key
+from chalicelib.placement import items
 from chalicelib.placement.models import Inventory, Provider
-from chalicelib.placement.store import PlacementStore, name_key
-from chalicelib.store.codec import to_item
 
 
 def _inventories(read: Provider | None, classes: Mapping[str, tuple[int, int]]) -> dict[str, Inventory]:
@@ -33,35 +38,37 @@ def provider_classes(provider: Provider) -> dict[str, tuple[int, int]]:
 
 
 def provider_items(table: str, read: Provider | None, uuid: str, name: str,
-                   classes: Mapping[str, tuple[int, int]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """(items, custom class reference deltas) making the provider hold `classes`; no items when it already does.
+                   classes: Mapping[str, tuple[int, int]], *, tenant: str,
+                   ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """(items, custom class reference deltas) making the provider hold `classes`, linked to `tenant`'s fleet
+    version; no items when it already does both.
 
     The deltas are returned, not written, because one transaction may touch a
     custom class once only: the caller adds them up over every provider.
     """
-    builder = PlacementStore(None, table)
+    link = fleet_version_key(tenant)
     inventories = _inventories(read, classes)
     if read is None:
-        created = Provider(uuid=uuid, name=name, generation=1, version=1,
-                           inventories=inventories)
-        items = [
-            builder.provider_put(created, "attribute_not_exists(pk)"),
-            {"Put": {"TableName": table, "Item": to_item({"pk": name_key(name)["pk"]["S"], "sk": "-", "uuid": uuid}),
-                     "ConditionExpression": "attribute_not_exists(pk)"}},
-        ]
-        return items, {rc: 1 for rc in inventories if rc.startswith("CUSTOM_")}
-    if provider_classes(read) == dict(classes):
+        created = Provider(uuid=uuid, name=name, generation=1, version=1, inventories=inventories,
+                           linked_version=link, created_at=items.now_us())
+        ops = [items.provider_put(table, created, "attribute_not_exists(pk)"), items.name_claim(table, name, uuid)]
+        return [o.request for o in ops], items.class_ref_deltas({}, inventories)
+    same_classes = provider_classes(read) == dict(classes)
+    if same_classes and read.linked_version == link:
         return [], {}
+    condition, values = items.unchanged(read.version)
+    if same_classes:  # only the link is new: the provider's visible state stays as it is
+        linked = replace(read, linked_version=link, version=read.version + 1)
+        return [items.provider_put(table, linked, condition, values).request], {}
     in_use = [rc for rc in read.inventories if rc not in classes and read.used(rc)]
     if in_use:  # Placement's own rule (placement.inventory.inuse): a class holding allocations stays
         raise InvalidState("The pool's provider holds allocations of a class its capacity no longer lists.",
                            field=f"/capacity/{in_use[0]}")
-    written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1)
-    put = builder.provider_put(written, "version = :read", {":read": {"N": str(read.version)}})
-    deltas = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
-    deltas.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
-    return [put], deltas
+    written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1,
+                      linked_version=link)
+    return ([items.provider_put(table, written, condition, values).request],
+            items.class_ref_deltas(read.inventories, inventories))
 
 
 def class_ref_items(table: str, deltas: Mapping[str, int]) -> list[dict[str, Any]]:
-    return PlacementStore(None, table).class_ref_updates(dict(deltas))
+    return [o.request for o in items.class_ref_updates(table, deltas)]

@@ -29,11 +29,12 @@ from chalicelib.fleet.models import FleetDocument
 from chalicelib.fleet.service import FLEET_SOURCE, _event, fleet_store, now_iso
 from chalicelib.fleet.store import FleetStore, Status
 from chalicelib.observability import logger
+from chalicelib.schedules import DRIFT_SCHEDULE  # noqa: F401 (re-exported)
 from chalicelib.store.ops import TransactionCanceled
 
 LEASE_MS = 60_000
 # The deployed schedule is per stage (infra/definitions.py STAGE_SETTINGS.drift_schedule replaces this one).
-DRIFT_SCHEDULE = "rate(15 minutes)"
+
 Publisher = Callable[[dict[str, Any]], None]
 
 

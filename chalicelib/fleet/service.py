@@ -7,8 +7,6 @@ conditioned on the tenant's fleet version (plus each item's own condition).
 
 from __future__ import annotations
 
-import random
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +35,7 @@ from chalicelib.fleet.store import (
     transaction_bytes,
 )
 from chalicelib.store.ops import TransactionCanceled
+from chalicelib.store.retry import pause_before_retry
 
 # A module write that lost a race (the tenant's version moved) reads again and decides again, with a
 # small jittered pause: a tenant's writes meet on its version item, as Placement's meet on a provider.
@@ -45,8 +44,7 @@ _APPLY_ATTEMPTS = 5  # an apply whose transaction lost to a write that leaves it
 FLEET_SOURCE = "resource-provisioning.fleet"
 
 
-def _pause(attempt: int) -> None:
-    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
+_pause = pause_before_retry  # the one backoff of read-decide-write loops (chalicelib/store/retry.py)
 
 
 def fleet_store(svc: Any) -> FleetStore:

@@ -170,7 +170,8 @@ class FleetStore:
             elif isinstance(write, SyncProvider):
                 pool = write.pool
                 provider, refs = provider_items(self.table, snapshot.providers.get(pool.id), pool.id,
-                                                provider_name(state.tenant, pool), write.classes)
+                                                provider_name(state.tenant, pool), write.classes,
+                                                tenant=state.tenant)
                 items.extend(provider)
                 for rc, d in refs.items():
                     deltas[rc] = deltas.get(rc, 0) + d

@@ -8,6 +8,7 @@ Site key on the service's routes) is 401, as the contract has always answered.
 from __future__ import annotations
 
 from chalicelib.auth.principals import Principal
+from chalicelib.contract.validation import InvalidInput
 from chalicelib.errors import MethodNotAllowed, ServiceError, Unauthorized, Unavailable
 from chalicelib.http.family import Family, Forbidden, Reply, Request, bearer_credential
 from chalicelib.observability import logger, record_request
@@ -40,6 +41,10 @@ class ContractFamily(Family):
             headers.update(UNAUTHORIZED_HEADERS)
         elif isinstance(error, MethodNotAllowed) and error.allowed:
             headers["Allow"] = ", ".join(error.allowed)
+        elif isinstance(error, InvalidInput):
+            # Where and which rule, for whoever reads the log; the answer stays the code alone.
+            logger.info("invalid request", extra={"operation": request.operation, "code": error.code,
+                                                  **error.log_fields()})
         elif isinstance(error, Unavailable):
             # The class only: a store error's message may quote item values.
             logger.warning("unavailable", extra={"operation": request.operation, "cause": _cause_name(error)})

@@ -8,18 +8,24 @@ reader, error renderer and headers; the order of checks is the same for all:
 Authentication comes before the method and the body are looked at, so an
 unauthenticated caller learns nothing about routes. A method no route of the
 path serves is the family's 405 (HEAD is served by the GET route, without a
-body). Any exception a handler lets out is rendered by the family, so a
-framework default never reaches a client.
+body, unless the family says otherwise). Any exception a handler lets out is
+rendered by the family, so a framework default never reaches a client.
+
+The framework is generic: it knows no service. A family's routes are
+`Route[D]`, whose handlers take the family's dependencies `D`; the composition
+root (`chalicelib.runtime`) builds each blueprint with a `Wiring[D]` that
+supplies those dependencies (built once, on first use) and the authenticator.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from chalice import Blueprint, Response
 
@@ -27,7 +33,6 @@ from chalicelib.auth.credentials import AmbiguousCredential, bearer_token
 from chalicelib.auth.principals import Principal
 from chalicelib.errors import MethodNotAllowed, NotFound, Unauthorized
 from chalicelib.observability import logger
-from chalicelib.runtime import Services, services
 
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 ANY_CONTENT_TYPE = ["*/*"]
@@ -61,19 +66,43 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Handler = Callable[[Services, Request], Reply]
+D = TypeVar("D")
+Handler = Callable[[D, Request], Reply]
 
 # A route whose grant is this is open to every principal its family accepts (e.g. compute's methods/list).
 ANY_PRINCIPAL = ""
 
 
 @dataclass(frozen=True)
-class Route:
+class Route(Generic[D]):
     name: str
     method: str
     path: str
     grant: str | None  # a `permission@scope` template over the path parameters; None: no credential needed
-    handler: Handler
+    handler: Callable[[D, Request], Reply]
+
+
+@dataclass(frozen=True)
+class Wiring(Generic[D]):
+    """What the composition root hands a family: its dependencies (built once, on first use) and the
+    authenticator of credentials (a token, or None when the request carried none)."""
+
+    deps: Callable[[], D]
+    authenticate: Callable[[str | None], Principal]
+
+
+def lazy(module: str, name: str) -> Callable[[Any, Request], Reply]:
+    """A handler imported on its first call: a family's heavy modules (schemas, models) load on its first
+    request, not when the app is imported (the cold start of every other family)."""
+    target: list[Callable[[Any, Request], Reply]] = []
+
+    def handler(deps: Any, request: Request) -> Reply:
+        if not target:
+            target.append(getattr(importlib.import_module(module), name))
+        return target[0](deps, request)
+
+    handler.__qualname__ = handler.__name__ = name
+    return handler
 
 
 def bearer_credential(request: Request) -> str | None:
@@ -92,6 +121,8 @@ class Family:
     # True: a wrong method is answered only to a principal holding a grant of the path (the agent contract);
     # False: to any principal the family accepts (compute: "not found, after authentication").
     wrong_method_needs_grant = True
+    # True: HEAD is served by the path's GET route, without its body; False: HEAD is a wrong method (405).
+    head_from_get = True
 
     def begin(self, request: Request) -> None:
         """Family-wide checks before authentication (Placement: the microversion)."""
@@ -168,12 +199,23 @@ def request_from_chalice(current: Any) -> Request:
 
 # --- dispatch ---------------------------------------------------------------------------------------
 
-def _authorize(svc: Services, family: Family, routes: Sequence[Route], request: Request) -> Request:
+# Credential headers of the families. A request carrying more than one kind is ambiguous: a proxy or a
+# middleware reading the other one would act for another caller.
+CREDENTIAL_HEADERS = ("authorization", "x-auth-token")
+
+
+def _credential(family: Family, request: Request) -> str | None:
+    if sum(1 for header in CREDENTIAL_HEADERS if request.all(header)) > 1:
+        raise Unauthorized()
+    return family.credential(request)
+
+
+def _authorize(wiring: Wiring[Any], family: Family, routes: Sequence[Route[Any]], request: Request) -> Request:
     """Authenticate, then require the grant of the route (or, for a method no route serves, of any route of
     the path: a caller learns that a method is wrong only for a path it may use)."""
     if routes and all(route.grant is None for route in routes):
         return request
-    principal = svc.authenticator.authenticate(family.credential(request))
+    principal = wiring.authenticate(_credential(family, request))
     if not family.accepts(principal):
         raise Unauthorized()
     needed = [route.grant.format(**request.params) for route in routes if route.grant is not None]
@@ -185,32 +227,31 @@ def _authorize(svc: Services, family: Family, routes: Sequence[Route], request: 
 class Forbidden(Exception):
     """An authenticated principal without the grant a route needs; each family decides how to answer."""
 
-    def __init__(self, route: Route, grant: str) -> None:
+    def __init__(self, route: Route[Any], grant: str) -> None:
         super().__init__(route.name)
         self.route = route
         self.grant = grant
 
 
-def _served_by(routes: Mapping[str, Route], method: str) -> Route | None:
-    if method == "HEAD" and "HEAD" not in routes:
+def _served_by(family: Family, routes: Mapping[str, Route[D]], method: str) -> Route[D] | None:
+    if method == "HEAD" and "HEAD" not in routes and family.head_from_get:
         return routes.get("GET")
     return routes.get(method)
 
 
-def dispatch(family: Family, routes: Mapping[str, Route], request: Request) -> Reply:
+def dispatch(family: Family, routes: Mapping[str, Route[D]], request: Request, wiring: Wiring[D]) -> Reply:
     """One request through the family's conventions; never raises."""
     started = time.perf_counter()
-    route = _served_by(routes, request.method)
+    route = _served_by(family, routes, request.method)
     # A wrong method is still recorded under the path's operation.
     request = replace(request, operation=(route or next(iter(routes.values()))).name)
     try:
         family.begin(request)
-        svc = services()
         checked = [route] if route else list(routes.values()) if family.wrong_method_needs_grant else []
-        request = _authorize(svc, family, checked, request)
+        request = _authorize(wiring, family, checked, request)
         if route is None:
             raise MethodNotAllowed(allowed=sorted(routes))
-        reply = route.handler(svc, request)
+        reply = route.handler(wiring.deps(), request)
     except Exception as exc:  # noqa: BLE001 - every failure is answered in the family's own shape
         reply = family.render(request, exc)
     reply = family.finish(request, reply)
@@ -244,28 +285,29 @@ def family_for_path(path: str) -> Family | None:
     return best[1] if best else None
 
 
-def build_blueprint(family: Family, routes: Sequence[Route]) -> Blueprint:
+def build_blueprint(family: Family, routes: Sequence[Route[D]], wiring: Wiring[D]) -> Blueprint:
     """A Blueprint with every distinct path registered once, for every method and content type."""
     blueprint = Blueprint(f"chalicelib.families.{family.name}")
-    by_path: dict[str, dict[str, Route]] = {}
+    by_path: dict[str, dict[str, Route[D]]] = {}
     for route in routes:
         methods = by_path.setdefault(route.path, {})
         if route.method in methods:
             raise ValueError(f"two routes for {route.method} {route.path}")
         methods[route.method] = route
     for path, methods in by_path.items():
-        _register(blueprint, family, path, methods)
+        _register(blueprint, family, path, methods, wiring)
     if family not in REGISTERED:
         REGISTERED.append(family)
     return blueprint
 
 
-def _register(blueprint: Blueprint, family: Family, path: str, methods: dict[str, Route]) -> None:
+def _register(blueprint: Blueprint, family: Family, path: str, methods: dict[str, Route[D]],
+              wiring: Wiring[D]) -> None:
     name = next(iter(methods.values())).name.replace(".", "_")
 
     def view(**_: str) -> Response:
         request = request_from_chalice(blueprint.current_request)
-        response = family.encode(dispatch(family, methods, request))
+        response = family.encode(dispatch(family, methods, request, wiring))
         if request.method == "HEAD":
             response.body = ""  # the GET answer's status and headers, without its body
         return response

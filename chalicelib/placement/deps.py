@@ -1,20 +1,20 @@
-"""The Placement service over the process's DynamoDB client and table (the composition root of Placement).
-
-Inventory writes and deletes of a fleet pool's provider also move that tenant's fleet version, in the
-same transaction (chalicelib/fleet/keys.py), so a fleet apply planned before such a write is CONFIG_DRIFT.
-"""
+"""The one factory of Placement's service: every caller (the Placement routes, the commitment sync) gets the
+same store, whose transactions carry every invariant other packages rely on (chalicelib/placement/items.py);
+there is no optional hook to forget."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.fleet.keys import provider_write_items
 from chalicelib.placement.service import PlacementService
 from chalicelib.placement.store import PlacementStore
 
 
-def placement(svc: Any) -> PlacementService:
-    def fleet_items(provider_uuid: str, provider_name: str) -> list[dict[str, Any]]:
-        return provider_write_items(svc.client, svc.table, provider_uuid, provider_name)
+def placement_service(client: Any, table: str) -> PlacementService:
+    return PlacementService(PlacementStore(client, table))
 
-    return PlacementService(PlacementStore(svc.client, svc.table, provider_write_hook=fleet_items))
+
+def placement(svc: Any) -> PlacementService:
+    """The service over the process's DynamoDB client and table (`svc`: what the composition root hands
+    Placement's routes)."""
+    return placement_service(svc.client, svc.table)

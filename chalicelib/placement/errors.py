@@ -1,15 +1,12 @@
-"""Placement's error codes and its error body, in one place.
+"""Placement's error codes and its domain errors, in one place.
 
-The body follows the API-WG guideline Placement implements:
-`{"errors": [{"status", "title", "detail", "code" (from 1.23), "request_id"}]}`; `title`
-is the HTTP reason phrase and `detail` is webob's explanation of the status followed by
-the handler's own text, so the substrings Placement's tests look for read the same.
+Rules, the store and the service raise these; none of them knows HTTP. The family's edge
+(`chalicelib/placement/family.py`, `STATUS_OF`) turns each into Placement's error answer, once:
+an `Invalid` is 400, a `NotFound` 404, a `Conflict` 409, with the error's `code` (shown from 1.23).
+`detail` is Placement's own text for the case, because its tests and clients match it.
 """
 
 from __future__ import annotations
-
-from http import HTTPStatus
-from typing import Any
 
 # The `code` values (Placement's placement/errors.py names the same strings).
 UNDEFINED = "placement.undefined_code"
@@ -20,62 +17,98 @@ PROVIDER_IN_USE = "placement.resource_provider.inuse"
 PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
 QUERY_BAD_VALUE = "placement.query.bad_value"
 
-CODE_MICROVERSION = (1, 23)
-
-# webob's explanation of each status, which Placement puts before the detail.
-EXPLANATIONS = {
-    400: "The server could not comply with the request since it is either malformed or otherwise incorrect.",
-    401: "This server could not verify that you are authorized to access the document you requested.",
-    404: "The resource could not be found.",
-    405: "The method specified is not allowed for this resource.",
-    406: "The resource could not be generated that was acceptable to your browser.",
-    409: "There was a conflict when trying to complete your request.",
-    415: "The request media type is not supported by this server.",
-    500: "The server has either erred or is incapable of performing the requested operation.",
-    503: "The server is currently unavailable. Please try again at a later time.",
-}
-
 
 class PlacementError(Exception):
-    """An answer in Placement's error format: status, the handler's detail, the error code."""
+    """Something Placement refuses, in its own words (`detail`) with its error `code`."""
 
-    def __init__(self, status: int, detail: str = "", code: str = UNDEFINED,
-                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> None:
+    code = UNDEFINED
+
+    def __init__(self, detail: str = "", code: str | None = None) -> None:
         super().__init__(detail)
-        self.status = status
         self.detail = detail
-        self.code = code
-        self.headers = headers or {}
-        self.extra = extra or {}
+        if code is not None:
+            self.code = code
 
 
-def bad_request(detail: str, code: str = UNDEFINED) -> PlacementError:
-    return PlacementError(400, detail, code)
+# --- the three kinds an answer distinguishes -----------------------------------------------------
 
 
-def not_found(detail: str = "", code: str = UNDEFINED) -> PlacementError:
-    return PlacementError(404, detail, code)
+class Invalid(PlacementError):
+    """The request can never succeed as sent (a bad inventory, an unknown class, too big a write)."""
 
 
-def conflict(detail: str, code: str = UNDEFINED) -> PlacementError:
-    return PlacementError(409, detail, code)
+class NotFound(PlacementError):
+    """What the request names does not exist."""
 
 
-def concurrent_update(detail: str) -> PlacementError:
-    return PlacementError(409, detail, CONCURRENT_UPDATE)
+class Conflict(PlacementError):
+    """The request contradicts the current state (in use, taken, over capacity, a stale generation)."""
 
 
-def error_body(error: PlacementError, request_id: str, version: tuple[int, int] | None) -> dict[str, Any]:
-    """The JSON body of an error answer; `version` None when negotiation itself failed."""
-    explanation = EXPLANATIONS.get(error.status, "")
-    detail = f"{explanation}\n\n {error.detail}  " if error.detail else f"{explanation}\n\n   "
-    entry: dict[str, Any] = {
-        "status": error.status,
-        "title": HTTPStatus(error.status).phrase,
-        "detail": detail,
-    }
-    if version is not None and version >= CODE_MICROVERSION:
-        entry["code"] = error.code
-    entry["request_id"] = request_id
-    entry.update(error.extra)
-    return {"errors": [entry]}
+# --- the cases rules, store and service raise ---------------------------------------------------
+
+
+class InvalidInventory(Invalid):
+    """reserved vs total, or a capacity `int((total - reserved) * allocation_ratio)` out of bounds."""
+
+
+class UnknownResourceClass(Invalid):
+    """An inventory or allocation names a class that does not exist."""
+
+
+class UnknownProvider(Invalid):
+    """An allocation names a provider that does not exist (400 in Placement, not 404)."""
+
+
+class TooLarge(Invalid):
+    """A write DynamoDB cannot do in one transaction (100 items, 4 MB): it can never succeed."""
+
+
+class ProviderNotFound(NotFound):
+    pass
+
+
+class ConcurrentUpdate(Conflict):
+    """Another writer won, more often than the bounded retries allow, or the caller's view is stale."""
+
+    code = CONCURRENT_UPDATE
+
+
+class ProviderGenerationConflict(ConcurrentUpdate):
+    pass
+
+
+class ConsumerGenerationConflict(ConcurrentUpdate):
+    pass
+
+
+class InventoryInUse(Conflict):
+    """A class holding allocations would leave the provider's inventory."""
+
+    code = INVENTORY_INUSE
+
+
+class CapacityExceeded(Conflict):
+    pass
+
+
+class AllocationInvalid(Conflict):
+    """The class is not in the provider's inventory, or the amount violates min_unit/max_unit/step_size."""
+
+
+class DuplicateName(Conflict):
+    """A provider's uuid or name is taken."""
+
+    code = DUPLICATE_NAME
+
+
+class ProviderInUse(Conflict):
+    code = PROVIDER_IN_USE
+
+
+class ResourceClassExists(Conflict):
+    pass
+
+
+class ResourceClassInUse(Conflict):
+    pass

@@ -1,64 +1,86 @@
-"""The Placement API's one route table and its blueprint.
-
-app.py registers it: `app.register_blueprint(placement_blueprint)`.
-"""
+"""The Placement API's one route table (as upstream's placement/handler.py); the composition root,
+chalicelib.runtime, builds its blueprint. The handlers are in chalicelib/placement/handlers/, one
+module per resource, each taking the Placement service; they are imported on the first request that
+needs them, so `import app` does not pay for Placement's schemas and jsonschema."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from chalicelib.auth.principals import PLACEMENT_GRANT
-from chalicelib.http.family import Route, build_blueprint
-from chalicelib.placement import (
-    allocations,
-    inventories,
-    resource_classes,
-    resource_providers,
-    root,
-    unbuilt,
-    usages,
-)
-from chalicelib.placement.family import PlacementFamily
+from chalicelib.http.family import Reply, Request, Route, lazy
 
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-ROUTES: list[Route] = [
+UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
+    "/placement/traits",
+    "/placement/traits/{name}",
+    "/placement/resource_providers/{uuid}/traits",
+    "/placement/resource_providers/{uuid}/aggregates",
+    "/placement/allocation_candidates",
+    "/placement/reshaper",
+)
+
+
+def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
+    """handlers.<module>.<function>, given the Placement service over what the composition root hands the
+    family (the one factory, chalicelib/placement/deps.py)."""
+    handler = lazy(f"chalicelib.placement.handlers.{module}", function)
+
+    def serve(deps: Any, request: Request) -> Reply:
+        from chalicelib.placement.deps import placement
+
+        return handler(placement(deps), request)
+
+    serve.__name__ = serve.__qualname__ = function
+    return serve
+
+
+def _route(name: str, method: str, path: str, grant: str | None, module: str, function: str) -> Route[Any]:
+    return Route(name, method, path, grant, _serve(module, function))
+
+
+ROUTES: list[Route[Any]] = [
     # API Gateway (and Chalice's local matcher) drop the trailing slash: this serves /placement/ too.
-    Route("placement.root", "GET", P, None, root.home),
-    Route("placement.resource_providers.list", "GET", f"{P}/resource_providers", G, resource_providers.list_all),
-    Route("placement.resource_providers.create", "POST", f"{P}/resource_providers", G, resource_providers.create),
-    Route("placement.resource_providers.show", "GET", RP, G, resource_providers.show),
-    Route("placement.resource_providers.update", "PUT", RP, G, resource_providers.update),
-    Route("placement.resource_providers.delete", "DELETE", RP, G, resource_providers.delete),
-    Route("placement.inventories.list", "GET", f"{RP}/inventories", G, inventories.list_all),
-    Route("placement.inventories.create", "POST", f"{RP}/inventories", G, inventories.add_one),
-    Route("placement.inventories.replace", "PUT", f"{RP}/inventories", G, inventories.replace_all),
-    Route("placement.inventories.delete_all", "DELETE", f"{RP}/inventories", G, inventories.delete_all),
-    Route("placement.inventory.show", "GET", f"{RP}/inventories/{{resource_class}}", G, inventories.show_one),
-    Route("placement.inventory.update", "PUT", f"{RP}/inventories/{{resource_class}}", G, inventories.update_one),
-    Route("placement.inventory.delete", "DELETE", f"{RP}/inventories/{{resource_class}}", G,
-          inventories.delete_one),
-    Route("placement.usages.provider", "GET", f"{RP}/usages", G, usages.for_provider),
-    Route("placement.allocations.provider", "GET", f"{RP}/allocations", G, allocations.list_for_provider),
-    Route("placement.allocations.post", "POST", f"{P}/allocations", G, allocations.post_many),
-    Route("placement.allocations.show", "GET", f"{P}/allocations/{{consumer_uuid}}", G,
-          allocations.show_for_consumer),
-    Route("placement.allocations.put", "PUT", f"{P}/allocations/{{consumer_uuid}}", G,
-          allocations.put_for_consumer),
-    Route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}", G,
-          allocations.delete_for_consumer),
-    Route("placement.usages.totals", "GET", f"{P}/usages", G, usages.totals),
-    Route("placement.resource_classes.list", "GET", f"{P}/resource_classes", G, resource_classes.list_all),
-    Route("placement.resource_classes.create", "POST", f"{P}/resource_classes", G, resource_classes.create),
-    Route("placement.resource_classes.show", "GET", f"{P}/resource_classes/{{name}}", G, resource_classes.show),
-    Route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}", G, resource_classes.put),
-    Route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}", G,
-          resource_classes.delete),
+    _route("placement.root", "GET", P, None, "root", "home"),
+    _route("placement.resource_providers.list", "GET", f"{P}/resource_providers", G, "resource_provider", "list_all"),
+    _route("placement.resource_providers.create", "POST", f"{P}/resource_providers", G, "resource_provider",
+           "create"),
+    _route("placement.resource_providers.show", "GET", RP, G, "resource_provider", "show"),
+    _route("placement.resource_providers.update", "PUT", RP, G, "resource_provider", "update"),
+    _route("placement.resource_providers.delete", "DELETE", RP, G, "resource_provider", "delete"),
+    _route("placement.inventories.list", "GET", f"{RP}/inventories", G, "inventory", "list_all"),
+    _route("placement.inventories.create", "POST", f"{RP}/inventories", G, "inventory", "add_one"),
+    _route("placement.inventories.replace", "PUT", f"{RP}/inventories", G, "inventory", "replace_all"),
+    _route("placement.inventories.delete_all", "DELETE", f"{RP}/inventories", G, "inventory", "delete_all"),
+    _route("placement.inventory.show", "GET", f"{RP}/inventories/{{resource_class}}", G, "inventory", "show_one"),
+    _route("placement.inventory.update", "PUT", f"{RP}/inventories/{{resource_class}}", G, "inventory",
+           "update_one"),
+    _route("placement.inventory.delete", "DELETE", f"{RP}/inventories/{{resource_class}}", G, "inventory",
+           "delete_one"),
+    _route("placement.usages.provider", "GET", f"{RP}/usages", G, "usage", "for_provider"),
+    _route("placement.allocations.provider", "GET", f"{RP}/allocations", G, "allocation", "list_for_provider"),
+    _route("placement.allocations.post", "POST", f"{P}/allocations", G, "allocation", "post_many"),
+    _route("placement.allocations.show", "GET", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
+           "show_for_consumer"),
+    _route("placement.allocations.put", "PUT", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
+           "put_for_consumer"),
+    _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
+           "delete_for_consumer"),
+    _route("placement.usages.totals", "GET", f"{P}/usages", G, "usage", "totals"),
+    _route("placement.resource_classes.list", "GET", f"{P}/resource_classes", G, "resource_class", "list_all"),
+    _route("placement.resource_classes.create", "POST", f"{P}/resource_classes", G, "resource_class", "create"),
+    _route("placement.resource_classes.show", "GET", f"{P}/resource_classes/{{name}}", G, "resource_class",
+           "show"),
+    _route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}", G, "resource_class", "put"),
+    _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}", G, "resource_class",
+           "delete"),
     *[
-        Route("placement.unbuilt", method, path, G, unbuilt.not_built)
-        for path in unbuilt.PATHS
+        _route("placement.unbuilt", method, path, G, "unbuilt", "not_built")
+        for path in UNBUILT_PATHS
         for method in ("GET", "PUT", "POST", "DELETE")
     ],
 ]
-
-placement_blueprint = build_blueprint(PlacementFamily(), ROUTES)

@@ -1,18 +1,24 @@
-"""Microversions 1.0-1.28 and their negotiation (`OpenStack-API-Version: placement X.Y`).
+"""Microversions 1.0-1.28: every one listed once, negotiated once per request, and what each means.
 
-No header means 1.0, `latest` means 1.28; a header that does not parse is 400, a version
-outside the range is 406 (with min_version/max_version in the error, as Placement adds).
+`OpenStack-API-Version: placement X.Y` is parsed by OpenStack's `microversion-parse`, the library
+Placement itself uses, so odd spellings mean what they mean upstream (`01.2` is 1.2, `1.010` is 1.10,
+`-1.2` is an unacceptable version, of several `placement` entries the last counts). No header means
+1.0, `latest` means 1.28; a header that does not parse is `Malformed` (400), a version outside the
+range `Unacceptable` (406, with min_version/max_version in the error, as Placement adds).
+
+The family negotiates once (`PlacementFamily.begin`) and keeps the version in the request's context;
+rules and services never see it: they get `Features`, what the version means for them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-
-from chalicelib.placement.errors import PlacementError
+from dataclasses import dataclass
 
 SERVICE_TYPE = "placement"
 HEADER = "OpenStack-API-Version"
+
+Version = tuple[int, int]
 
 # Every microversion we serve, once, with what it changed (Placement's rest_api_version_history).
 VERSIONS: dict[tuple[int, int], str] = {
@@ -48,44 +54,45 @@ VERSIONS: dict[tuple[int, int], str] = {
 }
 MIN_VERSION = min(VERSIONS)
 MAX_VERSION = max(VERSIONS)
+_LISTED = [f"{major}.{minor}" for major, minor in VERSIONS]
 
-_VERSION = re.compile(r"^([1-9]\d*|0)\.([1-9]\d*|0)$")
+
+class Malformed(Exception):
+    """The header's placement entry does not parse (400)."""
 
 
-def text(version: tuple[int, int]) -> str:
+class Unacceptable(Exception):
+    """A version this service does not serve (406)."""
+
+
+def text(version: Version) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def _requested(headers: Mapping[str, str]) -> str | None:
-    """The placement entry of the (possibly comma-folded) OpenStack-API-Version header."""
-    raw = headers.get(HEADER) or headers.get(HEADER.lower())
-    if raw is None:
-        return None
-    for part in raw.split(","):
-        words = part.strip().split(None, 1)
-        if len(words) == 2 and words[0].lower() == SERVICE_TYPE:
-            return words[1].strip()
-    return None
+def negotiate(headers: Mapping[str, str]) -> Version:
+    """The microversion a request asks for (headers with lower-case names, repeated ones comma-folded)."""
+    import microversion_parse  # on the first Placement request, not at `import app` (cold start)
+
+    try:
+        found = microversion_parse.extract_version(dict(headers), SERVICE_TYPE, _LISTED)
+    except ValueError as exc:
+        raise Unacceptable(f"Invalid microversion: {exc}") from None
+    except TypeError as exc:
+        raise Malformed(f"Invalid microversion: {exc}") from None
+    return int(found.major), int(found.minor)
 
 
-def negotiate(headers: Mapping[str, str]) -> tuple[int, int]:
-    """The microversion a request asks for; raises PlacementError 400/406."""
-    wanted = _requested(headers)
-    if wanted is None:
-        return MIN_VERSION
-    if wanted.lower() == "latest":
-        return MAX_VERSION
-    match = _VERSION.match(wanted)
-    if not match:
-        raise PlacementError(400, f"Invalid microversion: invalid version string: {wanted}")
-    version = (int(match.group(1)), int(match.group(2)))
-    if version not in VERSIONS:
-        raise PlacementError(
-            406, f"Invalid microversion: Unacceptable version header: {wanted}",
-            extra={"max_version": text(MAX_VERSION), "min_version": text(MIN_VERSION)},
-        )
-    return version
-
-
-def response_header(version: tuple[int, int]) -> str:
+def response_header(version: Version) -> str:
     return f"{SERVICE_TYPE} {text(version)}"
+
+
+@dataclass(frozen=True)
+class Features:
+    """What a microversion means to the rules and the service (they never see the version itself)."""
+
+    reserved_may_equal_total: bool  # 1.26: an inventory may have zero capacity (reserved == total)
+    consumer_generations: bool  # 1.28: writes carry and are checked against consumer_generation
+
+
+def features(version: Version) -> Features:
+    return Features(reserved_may_equal_total=version >= (1, 26), consumer_generations=version >= (1, 28))

@@ -45,6 +45,11 @@ class Provider:
     inventories: dict[str, Inventory] = field(default_factory=dict)
     usages: dict[str, int] = field(default_factory=dict)
     updated_at: int = 0
+    # The (pk, sk) of a counter every inventory write or delete of this provider moves in the same transaction:
+    # set by the provider's writer of record (fleet: a pool's provider -> its tenant's fleet version), never by
+    # Placement's API, so renaming the provider cannot untie it.
+    linked_version: tuple[str, str] | None = None
+    created_at: int = 0  # microseconds since the epoch at creation: the order providers are listed in
 
     def used(self, resource_class: str) -> int:
         return self.usages.get(resource_class, 0)

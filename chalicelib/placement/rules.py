@@ -18,18 +18,23 @@ from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Prov
 # --- inventories -------------------------------------------------------------------------------
 
 
+INTEGER_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size")
+
+
 def inventory_from(data: Mapping[str, object]) -> Inventory:
-    """An inventory record from a validated body, with Placement's defaults."""
-    fields = {k: data[k] for k in ("total", "reserved", "min_unit", "max_unit", "step_size") if k in data}
+    """An inventory record from a validated body, with Placement's defaults. A whole-number float (`10.0`,
+    which JSON Schema counts as an integer) is stored as the integer, as Placement stores it."""
+    fields = {k: int(data[k]) for k in INTEGER_FIELDS if k in data}  # type: ignore[call-overload]
     ratio = data.get("allocation_ratio", 1.0)
     return Inventory(**fields, allocation_ratio=float(ratio))  # type: ignore[arg-type]
 
 
-def capacity_problem(resource_class: str, provider_uuid: str, inventory: Inventory,
-                     version: tuple[int, int]) -> str | None:
-    """Placement's reserved-vs-total rule: reserved >= total is invalid below 1.26, > total from 1.26."""
-    usable = inventory.total - inventory.reserved
-    if version >= (1, 26):
+def capacity_problem(resource_class: str, provider_uuid: str, inventory: Inventory, *,
+                     reserved_may_equal_total: bool) -> str | None:
+    """Placement's capacity rule: `int((total - reserved) * allocation_ratio)` must be > 0, or >= 0 from 1.26
+    (where reserved may equal total); it names reserved vs total, as Placement does, whatever the cause."""
+    usable = int((inventory.total - inventory.reserved) * inventory.allocation_ratio)
+    if reserved_may_equal_total:
         if usable < 0:
             return (f"Invalid inventory for '{resource_class}' on resource provider '{provider_uuid}'. "
                     "The reserved value is greater than total.")
@@ -58,12 +63,12 @@ def check_consumer_generation(existing: Consumer | None, write: ConsumerWrite) -
         return
     if existing is None:
         if write.generation is not None:
-            raise errors.concurrent_update(
+            raise errors.ConsumerGenerationConflict(
                 f"consumer generation conflict - expected null but got {write.generation}")
         return
     if existing.generation != write.generation:
         got = "None" if write.generation is None else write.generation
-        raise errors.concurrent_update(
+        raise errors.ConsumerGenerationConflict(
             f"consumer generation conflict - expected {existing.generation} but got {got}")
 
 
@@ -119,12 +124,12 @@ def decide_allocations(
     for write in writes:
         for rp in write.allocations:
             if providers.get(rp) is None:
-                raise errors.bad_request(f"Allocation for resource provider '{rp}' that does not exist.")
+                raise errors.UnknownProvider(f"Allocation for resource provider '{rp}' that does not exist.")
     for write in writes:
         for resources in write.allocations.values():
             for rc in resources:
                 if not class_exists(rc):
-                    raise errors.bad_request(f"{not_found_prefix(write.uuid)}No such resource class {rc}.")
+                    raise errors.UnknownResourceClass(f"{not_found_prefix(write.uuid)}No such resource class {rc}.")
 
     # Per provider and class: what the written consumers hold now, and what they ask for.
     held: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -194,7 +199,7 @@ def _check_every_provider_has_inventory(writes: list[ConsumerWrite],
     named = {rp for write in writes for rp in write.allocations}
     missing = sorted(rp for rp in named if not _has_any(providers[rp], classes))
     if missing:
-        raise errors.conflict(
+        raise errors.AllocationInvalid(
             f"Unable to allocate inventory: Inventory for '{', '.join(class_order(classes))}' on resource "
             f"provider '{', '.join(missing)}' invalid.")
 
@@ -208,11 +213,11 @@ def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[s
     for rc, amount in resources.items():
         inventory = provider.inventories.get(rc)
         if inventory is None:
-            raise errors.conflict(
+            raise errors.AllocationInvalid(
                 f"Unable to allocate inventory: Inventory for '{rc}' on resource provider "
                 f"'{provider.uuid}' invalid.")
         if amount < inventory.min_unit or amount > inventory.max_unit or amount % inventory.step_size:
-            raise errors.conflict(
+            raise errors.AllocationInvalid(
                 f"Unable to allocate inventory: Unable to create allocation for '{rc}' on resource provider "
                 f"'{provider.uuid}'. The requested amount would violate inventory constraints.")
         used = kept.get(rc, 0)
@@ -220,7 +225,7 @@ def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[s
         if inventory.capacity < used + amount or inventory.capacity < wanted:
             if wanted <= provider.used(rc):
                 continue  # over capacity, but no worse than before this write
-            raise errors.conflict(
+            raise errors.CapacityExceeded(
                 f"Unable to allocate inventory: Unable to create allocation for '{rc}' on resource provider "
                 f"'{provider.uuid}'. The requested amount would exceed the capacity.")
 

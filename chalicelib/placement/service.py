@@ -2,47 +2,43 @@
 
 A transaction canceled by a condition means another write changed an item since our read:
 read again and decide again, a bounded number of times (Placement retries allocation
-writes the same way), then 409 `placement.concurrent_update`. Decisions that depend on
-what the caller sent (a provider or consumer generation) fail at once with their own 409.
+writes the same way), then `ConcurrentUpdate`. Decisions that depend on what the caller
+sent (a provider or consumer generation) fail at once with their own conflict. Every
+refusal is a domain error (errors.py); what the microversion means arrives as `Features`.
 """
 
 from __future__ import annotations
 
-import random
-import time
 import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.placement import errors, rules
+from chalicelib.placement import errors, items, rules
 from chalicelib.placement.classes import is_custom, is_standard
+from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.store import PlacementStore
-from chalicelib.store.ops import TransactionCanceled
+from chalicelib.store.ops import ConditionFailed
+from chalicelib.store.retry import pause_before_retry
 
 T = TypeVar("T")
 
 # Placement's `allocation_conflict_retry_count` is 10; we allow more because a DynamoDB race is
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
-_BACKOFF_CAP = 0.05
-
-
-def _pause(attempt: int) -> None:
-    time.sleep(random.uniform(0, min(_BACKOFF_CAP, 0.002 * (2 ** attempt))))
 
 
 def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
     for n in range(RETRIES):
         try:
             return attempt()
-        except TransactionCanceled:
-            _pause(n)
+        except ConditionFailed:
+            pause_before_retry(n)
     raise exhausted()
 
 
 def _no_provider(uuid: str) -> errors.PlacementError:
-    return errors.not_found(f"No resource provider with uuid {uuid} found")
+    return errors.ProviderNotFound(f"No resource provider with uuid {uuid} found")
 
 
 class PlacementService:
@@ -52,20 +48,18 @@ class PlacementService:
     # --- resource providers --------------------------------------------------------------------
 
     def create_provider(self, name: str, uuid: str | None) -> Provider:
-        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name)
+        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us())
+        if not name:  # as Placement (its schema allows "", its object refuses it)
+            raise errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
+                                 "Object action create failed because: name is required")
         try:
             self.store.create_provider(provider)
-        except TransactionCanceled as canceled:
-            taken = []
-            if canceled.failed(0):
-                taken.append(f"uuid: {provider.uuid}")
-            if canceled.failed(1):
-                taken.append(f"name: {name}")
-            if not taken:  # a concurrent transaction on the same keys: the other one won
-                taken.append(f"uuid: {provider.uuid}")
-            raise errors.conflict(
-                f"Conflicting resource provider {', '.join(taken)} already exists.", errors.DUPLICATE_NAME,
-            ) from None
+        except ConditionFailed as failed:
+            # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
+            # transaction on the same keys, where the other one won, reads as the uuid taken).
+            taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
+                else f"uuid: {provider.uuid}"
+            raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
         return provider
 
     def provider(self, uuid: str) -> Provider:
@@ -81,34 +75,33 @@ class PlacementService:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
+            found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
         return [p for p in found if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)]
 
     def rename_provider(self, uuid: str, name: str) -> Provider:
         def attempt() -> Provider:
             read = self.provider(uuid)
             try:
-                self.store.rename_provider(read, name)
-            except TransactionCanceled as canceled:
-                if canceled.failed(2):
-                    raise errors.conflict(f"Conflicting resource provider {name} already exists.",
-                                          errors.DUPLICATE_NAME) from None
+                renamed = self.store.rename_provider(read, name)
+            except ConditionFailed as failed:
+                if items.NAME_CLAIM in failed:
+                    raise errors.DuplicateName(f"Conflicting resource provider {name} already exists.") from None
                 raise
-            return Provider(**{**read.__dict__, "name": name})
+            return Provider(**{**renamed.__dict__, "version": read.version})
 
-        return retrying(attempt, lambda: errors.concurrent_update("Resource provider changed; retry."))
+        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     def delete_provider(self, uuid: str) -> None:
         def attempt() -> None:
             read = self.store.provider(uuid)
             if read is None:
-                raise errors.not_found(f"No resource provider with uuid {uuid} found for delete")
+                raise errors.ProviderNotFound(f"No resource provider with uuid {uuid} found for delete")
             if read.usages:
-                raise errors.conflict(
-                    f"Unable to delete resource provider {uuid}: Resource provider has allocations.",
-                    errors.PROVIDER_IN_USE)
+                raise errors.ProviderInUse(
+                    f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
             self.store.delete_provider(read)
 
-        retrying(attempt, lambda: errors.concurrent_update("Resource provider changed; retry."))
+        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     # --- inventories ---------------------------------------------------------------------------
 
@@ -123,42 +116,44 @@ class PlacementService:
             read = self.provider(uuid)
             return self.store.write_inventories(read, change(read))
 
-        return retrying(attempt, lambda: errors.concurrent_update(conflict))
+        return retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
 
     def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
-                            version: tuple[int, int]) -> Provider:
+                            features: Features) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
             if read.generation != generation:
-                raise errors.concurrent_update("resource provider generation conflict")
+                raise errors.ProviderGenerationConflict("resource provider generation conflict")
             for rc, inventory in inventories.items():
-                problem = rules.capacity_problem(rc, uuid, inventory, version)
+                problem = rules.capacity_problem(rc, uuid, inventory,
+                                                 reserved_may_equal_total=features.reserved_may_equal_total)
                 if problem:
-                    raise errors.bad_request(f"Unable to update inventory for resource provider {uuid}: {problem}")
+                    raise errors.InvalidInventory(
+                        f"Unable to update inventory for resource provider {uuid}: {problem}")
             added = [rc for rc in inventories if rc not in read.inventories]
             unknown = self._unknown_classes(added)
             if unknown:
-                raise errors.bad_request(
+                raise errors.UnknownResourceClass(
                     f"Unknown resource class in inventory for resource provider {uuid}: "
                     f"No such resource class {unknown[0]}.")
             in_use = rules.classes_in_use(read, [rc for rc in read.inventories if rc not in inventories])
             if in_use:
-                raise errors.conflict(f"update conflict: {rules.in_use_message(in_use, uuid)}",
-                                      errors.INVENTORY_INUSE)
+                raise errors.InventoryInUse(f"update conflict: {rules.in_use_message(in_use, uuid)}")
             return dict(inventories)
 
         return self._write_inventories(uuid, change, "update conflict: Another thread concurrently updated the "
                                        "data. Please retry your update")
 
-    def add_inventory(self, uuid: str, rc: str, inventory: Inventory, version: tuple[int, int]) -> Provider:
+    def add_inventory(self, uuid: str, rc: str, inventory: Inventory, features: Features) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
-            problem = rules.capacity_problem(rc, uuid, inventory, version)
+            problem = rules.capacity_problem(rc, uuid, inventory,
+                                             reserved_may_equal_total=features.reserved_may_equal_total)
             if problem:
-                raise errors.bad_request(f"Unable to create inventory for resource provider {uuid}: {problem}")
+                raise errors.InvalidInventory(f"Unable to create inventory for resource provider {uuid}: {problem}")
             if self._unknown_classes([rc]):
-                raise errors.bad_request(
+                raise errors.UnknownResourceClass(
                     f"Unable to create inventory for resource provider {uuid}: No such resource class {rc}.")
             if rc in read.inventories:
-                raise errors.concurrent_update(
+                raise errors.ConcurrentUpdate(
                     f"Update conflict: Inventory for '{rc}' on resource provider '{uuid}' already exists.")
             return {**read.inventories, rc: inventory}
 
@@ -166,17 +161,18 @@ class PlacementService:
                                        "data. Please retry your update")
 
     def update_inventory(self, uuid: str, rc: str, generation: int, inventory: Inventory,
-                         version: tuple[int, int]) -> Provider:
+                         features: Features) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
             if read.generation != generation:
-                raise errors.concurrent_update("resource provider generation conflict")
-            problem = rules.capacity_problem(rc, uuid, inventory, version)
+                raise errors.ProviderGenerationConflict("resource provider generation conflict")
+            problem = rules.capacity_problem(rc, uuid, inventory,
+                                             reserved_may_equal_total=features.reserved_may_equal_total)
             if problem:
-                raise errors.bad_request(f"Unable to update inventory for resource provider {uuid}: {problem}")
+                raise errors.InvalidInventory(f"Unable to update inventory for resource provider {uuid}: {problem}")
             if self._unknown_classes([rc]):
-                raise errors.not_found(f"No such resource class {rc}.")
+                raise errors.NotFound(f"No such resource class {rc}.")
             if rc not in read.inventories:
-                raise errors.bad_request(
+                raise errors.Invalid(
                     f"No inventory record with resource class for resource provider {uuid}: "
                     f"No inventory of class {rc} found.")
             return {**read.inventories, rc: inventory}
@@ -187,13 +183,14 @@ class PlacementService:
     def delete_inventory(self, uuid: str, rc: str) -> None:
         def change(read: Provider) -> dict[str, Inventory]:
             if self._unknown_classes([rc]):
-                raise errors.not_found(f"No inventory of class {rc} found for delete: No such resource class {rc}.")
+                raise errors.NotFound(f"No inventory of class {rc} found for delete: No such resource class {rc}.")
             if rc not in read.inventories:
-                raise errors.not_found(
+                raise errors.NotFound(
                     f"No inventory of class {rc} found for delete: No inventory of class {rc} found for delete")
-            if read.used(rc):
-                raise errors.concurrent_update(
-                    f"Unable to delete inventory of class {rc}: {rules.in_use_message([rc], uuid)}")
+            if read.used(rc):  # Placement answers this one as a concurrent update, not inventory.inuse
+                raise errors.InventoryInUse(
+                    f"Unable to delete inventory of class {rc}: {rules.in_use_message([rc], uuid)}",
+                    errors.CONCURRENT_UPDATE)
             return {k: v for k, v in read.inventories.items() if k != rc}
 
         self._write_inventories(uuid, change, f"Unable to delete inventory of class {rc}: Another thread "
@@ -203,7 +200,7 @@ class PlacementService:
         def change(read: Provider) -> dict[str, Inventory]:
             in_use = rules.classes_in_use(read, read.inventories)
             if in_use:
-                raise errors.conflict(rules.in_use_message(in_use, uuid), errors.INVENTORY_INUSE)
+                raise errors.InventoryInUse(rules.in_use_message(in_use, uuid))
             return {}
 
         self._write_inventories(uuid, change, f"Unable to delete inventory for resource provider {uuid} because "
@@ -235,7 +232,7 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
-        retrying(attempt, lambda: errors.concurrent_update(
+        retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
             "updated the resource provider data. Please retry your update"))
 
@@ -243,16 +240,17 @@ class PlacementService:
         def attempt() -> None:
             consumer = self.store.consumer(consumer_uuid)
             if consumer is None:
-                raise errors.not_found(f"No allocations for consumer '{consumer_uuid}'")
+                raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
             self.store.delete_allocations(consumer, rules.release_all(consumer))
 
-        retrying(attempt, lambda: errors.concurrent_update(
+        retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
 
     def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
         provider, allocations = self.store.provider_with_allocations(uuid)
         if provider is None:
-            raise errors.not_found(f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found")
+            raise errors.ProviderNotFound(
+                f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found")
         return provider, allocations
 
     # --- usages and resource classes -----------------------------------------------------------
@@ -268,21 +266,15 @@ class PlacementService:
 
     def create_class(self, name: str) -> bool:
         """True when created, False when it already existed."""
-        try:
-            self.store.create_class(name)
-        except TransactionCanceled:
-            return False
-        return True
+        return self.store.create_class(name)
 
     def delete_class(self, name: str) -> None:
         if is_standard(name):
-            raise errors.bad_request(
+            raise errors.Invalid(
                 f"Error in delete resource class: Cannot delete standard resource class {name}.")
-        try:
-            self.store.delete_class(name)
-        except TransactionCanceled:
+        if not self.store.delete_class(name):
             if self.store.custom_class(name) is None:
-                raise errors.not_found(f"No such resource class {name}.") from None
-            raise errors.conflict(
+                raise errors.NotFound(f"No such resource class {name}.")
+            raise errors.ResourceClassInUse(
                 f"Error in delete resource class: Cannot delete resource class {name}. "
-                "Class is in use in inventory.") from None
+                "Class is in use in inventory.")

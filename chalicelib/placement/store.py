@@ -21,71 +21,53 @@ made in rules.py from the values those conditions pin.
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
-from chalicelib.placement import errors
+from chalicelib.placement import errors, items
+from chalicelib.placement.items import (
+    PROVIDER_INDEX_PK,
+    allocation_key,
+    class_key,
+    consumer_key,
+    name_key,
+    now,
+    provider_key,
+    unchanged,
+    usage_key,
+)
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import AllocationDecision, ProviderChange
-from chalicelib.store.codec import key, to_item, to_value
-from chalicelib.store.ops import batch_get, get_item, query_all, transact
+from chalicelib.store.codec import to_item, to_value
+from chalicelib.store.ops import (
+    MAX_TRANSACTION_BYTES,
+    MAX_TRANSACTION_OPS,
+    Op,
+    TooLarge,
+    batch_get,
+    delete_if,
+    get_item,
+    put_if,
+    query_all,
+    transact,
+)
 
-PROVIDER_INDEX_PK = "PLRP"
-MAX_TRANSACTION_ITEMS = 100
-MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
-
-
-def provider_key(uuid: str) -> dict[str, Any]:
-    return key(f"PLRP#{uuid}")
-
-
-def allocation_key(provider_uuid: str, consumer_uuid: str) -> dict[str, Any]:
-    return key(f"PLRP#{provider_uuid}", f"ALLOC#{consumer_uuid}")
-
-
-def name_key(name: str) -> dict[str, Any]:
-    return key(f"PLRPNAME#{name}")
-
-
-def consumer_key(uuid: str) -> dict[str, Any]:
-    return key(f"PLCONS#{uuid}")
-
-
-def usage_key(project: str, user: str | None) -> dict[str, Any]:
-    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
-
-
-def class_key(name: str) -> dict[str, Any]:
-    return key("PLRC", name)
-
-
-def _now() -> int:
-    return int(time.time())
-
-
-def _number(value: float) -> Decimal:
-    return Decimal(repr(float(value)))
-
-
-def _inventory_value(inventory: Inventory) -> dict[str, Any]:
-    values: dict[str, Any] = inventory.as_dict()
-    values["allocation_ratio"] = _number(inventory.allocation_ratio)
-    return values
+__all__ = ["PlacementStore", "name_key", "provider_key"]
 
 
 def _provider(item: dict[str, Any]) -> Provider:
+    linked = item.get("linkedVersion")
     return Provider(
         uuid=item["uuid"], name=item["name"], generation=int(item["generation"]), version=int(item["version"]),
         inventory_version=int(item.get("invVersion", 0)),
         inventories={rc: Inventory(
-            total=v["total"], reserved=v["reserved"], min_unit=v["min_unit"], max_unit=v["max_unit"],
-            step_size=v["step_size"], allocation_ratio=float(v["allocation_ratio"]),
+            total=int(v["total"]), reserved=int(v["reserved"]), min_unit=int(v["min_unit"]),
+            max_unit=int(v["max_unit"]), step_size=int(v["step_size"]),
+            allocation_ratio=float(v["allocation_ratio"]),
         ) for rc, v in (item.get("inv") or {}).items()},
         usages={rc: int(n) for rc, n in (item.get("use") or {}).items() if n},
         updated_at=int(item.get("updatedAt", 0)),
+        linked_version=(str(linked["pk"]), str(linked["sk"])) if linked else None,
+        created_at=int(item.get("createdUs", 0)),
     )
 
 
@@ -98,29 +80,25 @@ def _consumer(item: dict[str, Any]) -> Consumer:
     )
 
 
-def check_limits(items: list[dict[str, Any]]) -> None:
-    """A write DynamoDB cannot do in one transaction can never succeed: a deterministic 400."""
-    if len(items) > MAX_TRANSACTION_ITEMS:
-        raise errors.bad_request(
-            f"This request would write {len(items)} items in one transaction; the limit is "
-            f"{MAX_TRANSACTION_ITEMS}. Split it into smaller requests.")
-    size = len(json.dumps(items, default=str))
-    if size > MAX_TRANSACTION_BYTES:
-        raise errors.bad_request(
-            f"This request would write {size} bytes in one transaction; the limit is "
-            f"{MAX_TRANSACTION_BYTES} bytes. Split it into smaller requests.")
-
-
-ProviderWriteHook = Callable[[str, str], list[dict[str, Any]]]  # (provider uuid, name) -> transaction items
+def too_large(refused: TooLarge) -> errors.TooLarge:
+    """The store's TooLarge in Placement's words: a write that can never succeed, to split."""
+    if refused.ops > MAX_TRANSACTION_OPS:
+        return errors.TooLarge(
+            f"This request would write {refused.ops} items in one transaction; the limit is "
+            f"{MAX_TRANSACTION_OPS}. Split it into smaller requests.")
+    return errors.TooLarge(
+        f"This request would write {refused.size} bytes in one transaction; the limit is "
+        f"{MAX_TRANSACTION_BYTES} bytes. Split it into smaller requests.")
 
 
 class PlacementStore:
-    def __init__(self, client: Any, table: str, provider_write_hook: ProviderWriteHook | None = None) -> None:
+    """Placement's reads and transactions. Every write goes through `items` (the invariants other packages
+    rely on included) and the store's one transaction helper; a cancellation is the store's
+    `ConditionFailed` naming the operations that failed, a write too big for one transaction `TooLarge`."""
+
+    def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self._table = table
-        # Items another capability adds to every inventory write or delete of a provider (fleet: a pool's
-        # provider moves its tenant's fleet version, so an apply planned before this write is CONFIG_DRIFT).
-        self._provider_write_hook = provider_write_hook
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -203,114 +181,56 @@ class PlacementStore:
 
     # --- writes --------------------------------------------------------------------------------
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
-        check_limits(items)
-        transact(self._client, items)
-
-    def provider_put(self, provider: Provider, condition: str, values: dict[str, Any] | None = None,
-                      ) -> dict[str, Any]:
-        now = _now()
-        item = to_item({
-            "pk": f"PLRP#{provider.uuid}", "sk": "-",
-            "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
-            "generation": provider.generation, "version": provider.version, "invVersion": provider.inventory_version,
-            "inv": {rc: _inventory_value(inv) for rc, inv in provider.inventories.items()},
-            "use": dict(provider.usages), "updatedAt": now,
-            "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": provider.uuid,
-        })
-        put: dict[str, Any] = {"TableName": self._table, "Item": item, "ConditionExpression": condition}
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
-
-    def _unchanged(self, version: int) -> tuple[str, dict[str, Any]]:
-        return "version = :read", {":read": {"N": str(version)}}
-
-    def class_ref_updates(self, deltas: dict[str, int]) -> list[dict[str, Any]]:
-        """Reference counts of custom classes held in inventories (a class in use cannot be deleted)."""
-        items = []
-        for name, delta in sorted(deltas.items()):
-            if not delta:
-                continue
-            items.append({"Update": {
-                "TableName": self._table, "Key": class_key(name),
-                "UpdateExpression": "ADD refs :d",
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeValues": {":d": {"N": str(delta)}},
-            }})
-        return items
+    def _transact(self, ops: list[Op]) -> None:
+        try:
+            transact(self._client, ops)
+        except TooLarge as refused:
+            raise too_large(refused) from None
 
     def create_provider(self, provider: Provider) -> None:
-        """Raises TransactionCanceled: item 0 failed = uuid taken, item 1 failed = name taken."""
-        self._transact([
-            self.provider_put(provider, "attribute_not_exists(pk)"),
-            {"Put": {"TableName": self._table,
-                     "Item": to_item({"pk": f"PLRPNAME#{provider.name}", "sk": "-", "uuid": provider.uuid}),
-                     "ConditionExpression": "attribute_not_exists(pk)"}},
-        ])
+        """ConditionFailed names `provider` (uuid taken) and/or `name_claim` (name taken)."""
+        self._transact(items.create_provider(self._table, provider))
 
-    def rename_provider(self, read: Provider, name: str) -> None:
-        condition, values = self._unchanged(read.version)
-        updated = Provider(**{**read.__dict__, "name": name, "version": read.version + 1})
-        items = [self.provider_put(updated, condition, values)]
-        if name != read.name:
-            items += [
-                {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
-                {"Put": {"TableName": self._table,
-                         "Item": to_item({"pk": f"PLRPNAME#{name}", "sk": "-", "uuid": read.uuid}),
-                         "ConditionExpression": "attribute_not_exists(pk)"}},
-            ]
-        self._transact(items)
+    def rename_provider(self, read: Provider, name: str) -> Provider:
+        """ConditionFailed names `provider` (changed since read) or `name_claim` (name taken)."""
+        renamed, ops = items.rename_provider(self._table, read, name)
+        self._transact(ops)
+        return renamed
 
     def delete_provider(self, read: Provider) -> None:
-        condition, values = self._unchanged(read.version)
-        self._transact([
-            {"Delete": {"TableName": self._table, "Key": provider_key(read.uuid),
-                        "ConditionExpression": condition, "ExpressionAttributeValues": values}},
-            {"Delete": {"TableName": self._table, "Key": name_key(read.name)}},
-            *self.class_ref_updates({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_")}),
-            *self._hooked(read),
-        ])
+        self._transact(items.delete_provider(self._table, read))
 
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
         """Replace the provider's inventories; generation +1. Returns the provider as written."""
-        condition, values = self._unchanged(read.version)
-        written = Provider(**{**read.__dict__, "inventories": inventories, "generation": read.generation + 1,
-                              "version": read.version + 1, "inventory_version": read.inventory_version + 1})
-        refs = {rc: 1 for rc in inventories if rc.startswith("CUSTOM_") and rc not in read.inventories}
-        refs.update({rc: -1 for rc in read.inventories if rc.startswith("CUSTOM_") and rc not in inventories})
-        self._transact([self.provider_put(written, condition, values), *self.class_ref_updates(refs),
-                        *self._hooked(read)])
+        written, ops = items.write_inventories(self._table, read, inventories)
+        self._transact(ops)
         return written
-
-    def _hooked(self, read: Provider) -> list[dict[str, Any]]:
-        return self._provider_write_hook(read.uuid, read.name) if self._provider_write_hook else []
 
     def write_allocations(self, decision: AllocationDecision, consumers: dict[str, Consumer | None]) -> None:
         """The whole allocation decision as one transaction (no write when nothing changes)."""
-        items: list[dict[str, Any]] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
+        ops: list[Op] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
         for uuid, new in decision.consumers.items():
-            items.extend(self._consumer_items(uuid, consumers.get(uuid), new))
+            ops.extend(self._consumer_items(uuid, consumers.get(uuid), new))
         for (project, user), delta in sorted(decision.usage_deltas.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            items.append(self._usage_update(project, user, delta))
-        if items:
-            self._transact(items)
+            ops.append(self._usage_update(project, user, delta))
+        if ops:
+            self._transact(ops)
 
     def delete_allocations(self, consumer: Consumer, deltas: dict[tuple[str, str | None], dict[str, int]]) -> None:
         """DELETE /allocations/{c}: release everything, no generation moves, the consumer goes."""
-        items = [self._provider_change(rp, ProviderChange(
+        ops = [self._provider_change(rp, ProviderChange(
             deltas={rc: -n for rc, n in res.items()}, limits={}, bump_generation=False, inventory_version=None,
         )) for rp, res in consumer.allocations.items()]
-        items.extend(self._consumer_items(consumer.uuid, consumer, None))
-        items.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
-        self._transact(items)
+        ops.extend(self._consumer_items(consumer.uuid, consumer, None))
+        ops.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
+        self._transact(ops)
 
-    def _provider_change(self, rp: str, change: ProviderChange) -> dict[str, Any]:
+    def _provider_change(self, rp: str, change: ProviderChange) -> Op:
         """Usage deltas applied in place. The conditions: the inventory the decision was checked against
         is still the provider's, and each class that grows still has room for its delta. So concurrent
         claims on one provider do not invalidate each other while there is room for all of them."""
         names: dict[str, str] = {"#use": "use"} if change.deltas else {}
-        values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"N": str(_now())}}
+        values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"N": str(now())}}
         if change.deltas:
             values[":zero"] = {"N": "0"}
         sets = ["version = version + :one", "updatedAt = :now"]
@@ -336,59 +256,58 @@ class PlacementStore:
         }
         if names:
             update["ExpressionAttributeNames"] = names
-        return {"Update": update}
+        return Op(f"provider:{rp}", {"Update": update})
 
-    def _consumer_items(self, uuid: str, old: Consumer | None, new: Consumer | None) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    def _consumer_items(self, uuid: str, old: Consumer | None, new: Consumer | None) -> list[Op]:
+        ops: list[Op] = []
         if old is None:
             condition, values = "attribute_not_exists(pk)", None
         else:
-            condition, values = self._unchanged(old.version)
+            condition, values = unchanged(old.version)
         if new is None:
             if old is not None:
                 delete: dict[str, Any] = {"TableName": self._table, "Key": consumer_key(uuid),
                                           "ConditionExpression": condition}
                 if values:
                     delete["ExpressionAttributeValues"] = values
-                items.append({"Delete": delete})
+                ops.append(Op(f"consumer:{uuid}", {"Delete": delete}))
         else:
             put: dict[str, Any] = {"TableName": self._table, "ConditionExpression": condition, "Item": to_item({
                 "pk": f"PLCONS#{uuid}", "sk": "-", "kind": "placement-consumer", "uuid": uuid,
                 "project": new.project_id, "user": new.user_id, "generation": new.generation,
-                "version": new.version, "allocs": new.allocations, "updatedAt": _now(),
+                "version": new.version, "allocs": new.allocations, "updatedAt": now(),
             })}
             if values:
                 put["ExpressionAttributeValues"] = values
-            items.append({"Put": put})
+            ops.append(Op(f"consumer:{uuid}", {"Put": put}))
         old_rps = set(old.allocations) if old else set()
         new_rps = set(new.allocations) if new else set()
         for rp in sorted(old_rps - new_rps):
-            items.append({"Delete": {"TableName": self._table, "Key": allocation_key(rp, uuid)}})
+            ops.append(Op(f"allocation:{rp}:{uuid}", {"Delete": {"TableName": self._table,
+                                                                  "Key": allocation_key(rp, uuid)}}))
         if new is not None:
             for rp in sorted(new_rps):
-                items.append({"Put": {"TableName": self._table, "Item": to_item({
+                ops.append(Op(f"allocation:{rp}:{uuid}", {"Put": {"TableName": self._table, "Item": to_item({
                     "pk": f"PLRP#{rp}", "sk": f"ALLOC#{uuid}", "resources": new.allocations[rp],
-                    "consumerGeneration": new.generation, "updatedAt": _now(),
-                })}})
-        return items
+                    "consumerGeneration": new.generation, "updatedAt": now(),
+                })}}))
+        return ops
 
-    def _usage_update(self, project: str, user: str | None, delta: dict[str, int]) -> dict[str, Any]:
+    def _usage_update(self, project: str, user: str | None, delta: dict[str, int]) -> Op:
         names = {f"#c{i}": f"rc_{rc}" for i, rc in enumerate(sorted(delta))}
         values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
-        return {"Update": {
+        return Op(f"usage:{project}:{user or '-'}", {"Update": {
             "TableName": self._table, "Key": usage_key(project, user),
             "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
-        }}
+        }})
 
-    def create_class(self, name: str) -> None:
-        """Raises TransactionCanceled when the class exists."""
-        self._transact([{"Put": {"TableName": self._table,
-                                 "Item": to_item({"pk": "PLRC", "sk": name, "refs": 0, "createdAt": _now()}),
-                                 "ConditionExpression": "attribute_not_exists(pk)"}}])
+    def create_class(self, name: str) -> bool:
+        """False when the class exists already."""
+        return put_if(self._client, self._table,
+                      to_item({"pk": "PLRC", "sk": name, "refs": 0, "createdAt": now()}), "attribute_not_exists(pk)")
 
-    def delete_class(self, name: str) -> None:
-        """Raises TransactionCanceled when the class is missing or still held in an inventory."""
-        self._transact([{"Delete": {"TableName": self._table, "Key": class_key(name),
-                                    "ConditionExpression": "attribute_exists(pk) AND refs = :zero",
-                                    "ExpressionAttributeValues": {":zero": {"N": "0"}}}}])
+    def delete_class(self, name: str) -> bool:
+        """False when the class is missing or still held in an inventory."""
+        return delete_if(self._client, self._table, class_key(name), "attribute_exists(pk) AND refs = :zero",
+                         values={":zero": {"N": "0"}})

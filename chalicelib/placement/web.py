@@ -1,5 +1,6 @@
-"""What every Placement handler does with HTTP: the microversion, JSON bodies validated with
-`jsonschema` (details as Placement words them), media types, URLs and cache headers."""
+"""What every Placement handler does with HTTP: the negotiated microversion, JSON bodies validated
+with `jsonschema` (details as Placement words them), media types, URLs and cache headers, and
+`HttpError`, the answers only the HTTP edge gives (406, 415, a route gated by the microversion)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,40 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlsplit
 
-import jsonschema
-
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, microversion
+from chalicelib.placement.microversion import Features, Version
 
 PREFIX = "/placement"
 JSON = "application/json"
 
-FORMAT_CHECKER = jsonschema.FormatChecker()
+# Where the family keeps the request's negotiated microversion (PlacementFamily.begin sets it once).
+VERSION_KEY = "placement.microversion"
 
 
-@FORMAT_CHECKER.checks("uuid")
+class HttpError(Exception):
+    """An answer of the HTTP edge itself, in Placement's error format (status, detail, code)."""
+
+    def __init__(self, status: int, detail: str = "", code: str = errors.UNDEFINED,
+                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.code = code
+        self.headers = headers or {}
+        self.extra = extra or {}
+
+
+def bad_request(detail: str, code: str = errors.UNDEFINED) -> HttpError:
+    return HttpError(400, detail, code)
+
+
+def not_found(detail: str = "") -> HttpError:
+    return HttpError(404, detail)
+
+
 def _uuid_like(instance: object) -> bool:
-    """Placement accepts any spelling uuid.UUID accepts (dashless included), as oslo's is_uuid_like."""
+    """Placement accepts any spelling uuid.UUID accepts in bodies (dashless included), as oslo's is_uuid_like."""
     return not isinstance(instance, str) or normal_uuid(instance) is not None
 
 
@@ -36,16 +57,34 @@ def normal_uuid(value: str) -> str | None:
     return str(parsed) if parsed.hex == stripped else None
 
 
-def version(request: Request) -> tuple[int, int]:
-    return microversion.negotiate(request.headers)
+def keep_version(request: Request, version: Version) -> None:
+    """Once per request, before anything else (the context is the request's own mapping)."""
+    context = request.context
+    assert isinstance(context, dict)
+    context[VERSION_KEY] = version
+
+
+def negotiated(request: Request) -> Version | None:
+    """The request's microversion; None when negotiation failed (or has not happened)."""
+    found = request.context.get(VERSION_KEY)
+    return found if isinstance(found, tuple) else None
+
+
+def version(request: Request) -> Version:
+    found = negotiated(request)
+    assert found is not None, "PlacementFamily.begin negotiates the microversion before any handler"
+    return found
+
+
+def features(request: Request) -> Features:
+    return microversion.features(version(request))
 
 
 def require_json(request: Request) -> None:
     """415 unless the body is declared application/json (Placement's require_content)."""
     declared = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
     if declared != JSON:
-        raise errors.PlacementError(
-            415, f"The media type {declared or 'None'} is not supported, use {JSON}")
+        raise HttpError(415, f"The media type {declared or 'None'} is not supported, use {JSON}")
 
 
 def check_accept(request: Request) -> None:
@@ -55,27 +94,46 @@ def check_accept(request: Request) -> None:
         return
     offers = [part.split(";", 1)[0].strip().lower() for part in accept.split(",")]
     if not any(o in (JSON, "application/*", "*/*") for o in offers):
-        raise errors.PlacementError(406, f"Only {JSON} is provided")
+        raise HttpError(406, f"Only {JSON} is provided")
 
 
-_VALIDATORS: dict[int, Any] = {}
+_VALIDATORS: dict[tuple[int, bool], Any] = {}
+_CHECKERS: dict[bool, Any] = {}
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    """One checked validator per schema (jsonschema.validate re-checks the schema on every call)."""
-    found = _VALIDATORS.get(id(schema))
+def _checker(query: bool) -> Any:
+    """Placement's format checkers: in bodies its own `uuid` (any spelling), in query strings jsonschema's
+    default (dashed uuids only: `?uuid=` with 32 hex digits is 400 there)."""
+    found = _CHECKERS.get(query)
     if found is None:
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-        found = _VALIDATORS[id(schema)] = cls(schema, format_checker=FORMAT_CHECKER)
+        import jsonschema
+
+        found = jsonschema.FormatChecker()
+        if not query:
+            found.checks("uuid")(_uuid_like)
+        _CHECKERS[query] = found
     return found
 
 
-def _validate(data: Any, schema: dict[str, Any], prefix: str) -> None:
+def _validator(schema: dict[str, Any], query: bool) -> Any:
+    """One checked validator per schema (jsonschema.validate re-checks the schema on every call)."""
+    found = _VALIDATORS.get((id(schema), query))
+    if found is None:
+        import jsonschema  # on the first Placement request that validates, not at `import app`
+
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        found = _VALIDATORS[(id(schema), query)] = cls(schema, format_checker=_checker(query))
+    return found
+
+
+def _validate(data: Any, schema: dict[str, Any], prefix: str, *, query: bool = False) -> None:
     """As jsonschema.validate: the best-matching error, worded by jsonschema."""
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator(schema, query).iter_errors(data))
     if error is not None:
-        raise errors.bad_request(f"{prefix}: {error}")
+        raise bad_request(f"{prefix}: {error}")
 
 
 def validate(data: Any, schema: dict[str, Any]) -> None:
@@ -87,7 +145,7 @@ def json_body(request: Request, schema: dict[str, Any]) -> Any:
     try:
         data = json.loads(request.body.decode("utf-8") if request.body else "")
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.bad_request(f"Malformed JSON: {exc}") from None
+        raise bad_request(f"Malformed JSON: {exc}") from None
     _validate(data, schema, "JSON does not validate")
     return data
 
@@ -95,7 +153,7 @@ def json_body(request: Request, schema: dict[str, Any]) -> Any:
 def query(request: Request, schema: dict[str, Any]) -> dict[str, str]:
     """The query string as Placement validates it: one value per name (the last one)."""
     values = {name: vals[-1] for name, vals in request.query.items() if vals}
-    _validate(values, schema, "Invalid query string parameters")
+    _validate(values, schema, "Invalid query string parameters", query=True)
     return values
 
 
@@ -113,6 +171,9 @@ def absolute(request: Request, path: str) -> str:
     return request.url_root.rstrip("/") + PREFIX + path
 
 
+NOT_MODIFIED = -1.0  # `last_modified` of an answer Placement sends without the header (no inventories)
+
+
 def http_date(epoch: float | None) -> str:
     return formatdate(epoch, usegmt=True)
 
@@ -123,7 +184,8 @@ def reply(request: Request, status: int, body: Any = None, *, last_modified: flo
     out = dict(headers or {})
     if body is not None and cache and version(request) >= (1, 15):
         out["cache-control"] = "no-cache"
-        out["last-modified"] = http_date(last_modified or None)
+        if last_modified != NOT_MODIFIED:
+            out["last-modified"] = http_date(last_modified or None)
     return Reply(status=status, body=body, headers=out)
 
 

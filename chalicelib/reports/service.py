@@ -22,11 +22,11 @@ from chalicelib.errors import BadRequest
 from chalicelib.idempotency import fingerprint
 from chalicelib.reports.decision import MESSAGES, Accepted, Rejected, decide
 from chalicelib.reports.models import ReportRequest, Resource
-from chalicelib.runtime import Services
 from chalicelib.store.commands import Command, Outcome, run_command
 from chalicelib.store.keys import KeyId, key_id
 from chalicelib.store.ops import Item
 from chalicelib.store.size import MAX_ITEM_BYTES, MAX_NAME_BYTES
+from chalicelib.store.table import TableAccess
 from chalicelib.view.keys import ref_key
 from chalicelib.view.projects import ref_bindings
 
@@ -76,14 +76,15 @@ def check_storable(site: str, allocation_id: str, resource: Resource) -> None:
         raise BadRequest("too_large")
 
 
-def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def submit_report(db: TableAccess, site: str, data: dict[str, Any], ttl_days: int,
+                  ) -> tuple[int, dict[str, Any]]:
     request = validate_model(ReportRequest, data)
     resource = request.resource
     allocation_id = allocation_id_for(site, resource.resource_ref)
     check_storable(site, allocation_id, resource)
     alloc_key = allocation_key(allocation_id)
     binding_key = ref_key(resource.provider_project_ref)
-    table = services.table
+    table = db.table
 
     def plan(found: dict[KeyId, Item]) -> Outcome:
         current = record_from_item(found.get(key_id(alloc_key)))
@@ -107,5 +108,5 @@ def submit_report(services: Services, site: str, data: dict[str, Any]) -> tuple[
         return Outcome(200, body, [write])
 
     command = Command(site, OPERATION, request.request_id, allocation_id, fingerprint(request.data()))
-    return run_command(services.client, table, services.settings.idempotency_ttl_days, command,
+    return run_command(db.client, table, ttl_days, command,
                        [alloc_key, binding_key], plan)

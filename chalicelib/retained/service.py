@@ -54,7 +54,7 @@ from chalicelib.retained.rules import (
     list_digest,
     retained_accounts,
 )
-from chalicelib.runtime import Services
+from chalicelib.store.table import TableAccess
 
 _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
@@ -73,22 +73,22 @@ class RevisionKeptMoving(Exception):
     """Every attempt to claim a revision for the list lost to another digest."""
 
 
-def compute_list(services: Services, site: str) -> list[RetainedAccount]:
-    items = query_required_items(services.client, services.table, site)
-    projects, bindings, memberships = read_view(services.client, services.table, site, items)
+def compute_list(db: TableAccess, site: str) -> list[RetainedAccount]:
+    items = query_required_items(db.client, db.table, site)
+    projects, bindings, memberships = read_view(db.client, db.table, site, items)
     return retained_accounts(items, projects, bindings, memberships)
 
 
-def _current_list(services: Services, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
+def _current_list(db: TableAccess, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
     """The Site's list and its digest; None when the stored list was replaced while being read."""
     header = state.header
     if header is not None and is_current(header.stamp, state.counters):
-        stored = read_list(services.client, services.table, site, header)
+        stored = read_list(db.client, db.table, site, header)
         return None if stored is None else (stored, header.digest)
     # The counters were read before the inputs: the list reflects at least every change they count.
-    accounts = compute_list(services, site)
+    accounts = compute_list(db, site)
     digest = list_digest(accounts)
-    store_list(services.client, services.table, site, header, state.counters, accounts, digest)
+    store_list(db.client, db.table, site, header, state.counters, accounts, digest)
     return accounts, digest
 
 
@@ -100,12 +100,12 @@ def _within_limit(site: str, accounts: list[RetainedAccount], limit: int) -> Non
         raise Unavailable() from RetainedListTooLong()
 
 
-def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
+def get_retained_accounts(db: TableAccess, site: str, limit: int = MAX_ACCOUNTS) -> dict[str, Any]:
     for _ in range(_MAX_ATTEMPTS):
-        state = read_state(services.client, services.table, site)
+        state = read_state(db.client, db.table, site)
         if state.revision == 0:
             return as_body(0, [])
-        current = _current_list(services, site, state)
+        current = _current_list(db, site, state)
         if current is not None:
             break
     else:
@@ -116,9 +116,9 @@ def get_retained_accounts(services: Services, site: str, limit: int = MAX_ACCOUN
     for _ in range(_MAX_ATTEMPTS):
         if digest == stored:
             return as_body(revision, accounts)
-        claimed = claim_revision(services.client, services.table, site, digest)
+        claimed = claim_revision(db.client, db.table, site, digest)
         if claimed is not None:
             return as_body(claimed, accounts)
         # Another reader stored this digest first: answer with the revision it denotes.
-        revision, stored = read_revision(services.client, services.table, site)
+        revision, stored = read_revision(db.client, db.table, site)
     raise Unavailable() from RevisionKeptMoving()

@@ -20,7 +20,7 @@ from typing import Any
 from chalicelib.errors import Unavailable
 from chalicelib.idempotency import SavedResult, replay_answer
 from chalicelib.store.keys import ItemKey, KeyId, key_id
-from chalicelib.store.ops import Item, TransactionCanceled, batch_get, transact
+from chalicelib.store.ops import ConditionFailed, Item, Op, batch_get, transact
 from chalicelib.store.saved_results import request_key, save_result_op, saved_result
 
 MAX_ATTEMPTS = 10
@@ -48,7 +48,7 @@ class Outcome:
 
     status: int
     body: dict[str, Any]
-    writes: list[dict[str, Any]] = field(default_factory=list)
+    writes: list[Op] = field(default_factory=list)
     save: bool = True
 
 
@@ -78,6 +78,6 @@ def run_command(client: Any, table: str, ttl_days: int, command: Command, keys: 
         try:
             transact(client, [save, *outcome.writes])
             return outcome.status, outcome.body
-        except TransactionCanceled:
+        except ConditionFailed:
             continue  # the requestId was taken or a conditioned item moved: read again
     raise Unavailable()

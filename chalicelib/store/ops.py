@@ -1,22 +1,39 @@
-"""The calls every store adapter is built from: GetItem, paged Query, BatchGetItem, TransactWriteItems.
+"""The calls every store adapter is built from: GetItem, paged Query, BatchGetItem, TransactWriteItems,
+and single-item conditional writes.
 
 Reads are strongly consistent and return plain items (`codec.from_item`);
 every store failure goes through `store_errors` (503), and a read that cannot
 be completed (keys still unprocessed after several rounds) is 503 too, never
 a partial answer.
+
+Writes say which invariant each condition states: a transaction is a list of
+named operations (`Op`), and a cancellation raises `ConditionFailed` naming the
+operations whose condition did not hold, never a position. A transaction that
+DynamoDB could never accept (over 100 operations or 4 MB) is `TooLarge`,
+decided before the call, so a caller answers it as a deterministic 4xx. The
+single-item writes (`put_if`, `update_if`, `delete_if`) answer whether their
+condition held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from chalicelib.errors import Unavailable
 from chalicelib.store.codec import from_item
-from chalicelib.store.errors import TRANSACTION_CANCELED, cancellation_codes, error_code, store_errors
+from chalicelib.store.errors import (
+    CONDITION_FAILED,
+    TRANSACTION_CANCELED,
+    cancellation_codes,
+    error_code,
+    store_errors,
+)
 from chalicelib.store.keys import ItemKey, KeyId
 
 Item = dict[str, Any]
@@ -25,20 +42,74 @@ _MAX_UNPROCESSED_ROUNDS = 5
 BATCH_GET_KEYS = 100  # BatchGetItem's limit per call
 
 
-class TransactionCanceled(Exception):
-    """A condition in the transaction failed; `codes` has one reason per item, in order."""
+# DynamoDB's TransactWriteItems limits (published): 100 operations, 4 MB of request in all.
+MAX_TRANSACTION_OPS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 
-    def __init__(self, codes: list[str]) -> None:
-        super().__init__(",".join(codes))
-        self.codes = codes
+_NO_FAILURE = ("None", "", None)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a transaction, named after the invariant its condition states ("provider",
+    "name_claim", "fleet_version"): a cancellation names the operations that failed by these names."""
+
+    name: str
+    request: dict[str, Any]  # {"Put": {...}} | {"Update": {...}} | {"Delete": {...}} | {"ConditionCheck": {...}}
+
+
+class ConditionFailed(Exception):
+    """A write whose condition did not hold. `names`: the operations of the transaction that failed (in
+    request order); `conflict`: canceled by a concurrent transaction on one of its items (a lost race, where
+    reading again may succeed) rather than by a condition."""
+
+    def __init__(self, names: Sequence[str] = (), *, conflict: bool = False) -> None:
+        super().__init__(",".join(names) or ("conflict" if conflict else "condition"))
+        self.names = tuple(names)
+        self.conflict = conflict
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
 
     def failed(self, index: int) -> bool:
-        return index < len(self.codes) and self.codes[index] not in ("None", "", None)
+        # TRANSITION (issue 13): positions, for callers not yet naming their ops.
+        return f"#{index}" in self.names
 
-    @property
-    def conflict(self) -> bool:
-        """Canceled by a concurrent transaction on the same item rather than by a condition."""
-        return any(c == "TransactionConflict" for c in self.codes)
+
+TransactionCanceled = ConditionFailed  # TRANSITION (issue 13): the old name
+
+
+class TooLarge(Exception):
+    """A transaction DynamoDB can never accept, whatever the retries: more than MAX_TRANSACTION_OPS operations
+    or more than MAX_TRANSACTION_BYTES of request."""
+
+    def __init__(self, ops: int, size: int) -> None:
+        super().__init__(f"{ops} operations, {size} bytes")
+        self.ops = ops
+        self.size = size
+
+
+def op(name: str, request: dict[str, Any]) -> Op:
+    return Op(name, request)
+
+
+def _json_size_of(value: Any) -> str:
+    # Binary values count as their raw length (DynamoDB's rule), everything else as its text.
+    return "x" * len(value) if isinstance(value, bytes | bytearray) else str(value)
+
+
+def transaction_bytes(ops: Sequence[Op]) -> int:
+    """An upper bound of the request's size (its JSON text), the measure `MAX_TRANSACTION_BYTES` is held to."""
+    return len(json.dumps([o.request for o in ops], default=_json_size_of))
+
+
+def check_transaction(ops: Sequence[Op]) -> None:
+    """Raise TooLarge when DynamoDB could never accept these operations in one transaction."""
+    if len(ops) > MAX_TRANSACTION_OPS:
+        raise TooLarge(len(ops), transaction_bytes(ops))
+    size = transaction_bytes(ops)
+    if size > MAX_TRANSACTION_BYTES:
+        raise TooLarge(len(ops), size)
 
 
 def get_item(client: Any, table: str, item_key: ItemKey) -> Item | None:
@@ -115,12 +186,59 @@ def batch_get(
     return found
 
 
-def transact(client: Any, items: list[dict[str, Any]]) -> None:
-    """All-or-nothing write; raises TransactionCanceled when a condition fails."""
+def transact(client: Any, given: Sequence[Op | dict[str, Any]]) -> None:
+    """All or nothing. Raises TooLarge before the call, ConditionFailed naming the failed operations."""
+    # TRANSITION (issue 13): an unnamed request is named by its position until every caller names its ops.
+    ops = [o if isinstance(o, Op) else Op(f"#{i}", o) for i, o in enumerate(given)]
+    check_transaction(ops)
     try:
         with store_errors():
-            client.transact_write_items(TransactItems=items, ReturnConsumedCapacity="TOTAL")
+            client.transact_write_items(TransactItems=[o.request for o in ops], ReturnConsumedCapacity="TOTAL")
     except ClientError as exc:
         if error_code(exc) == TRANSACTION_CANCELED:
-            raise TransactionCanceled(cancellation_codes(exc)) from None
+            codes = cancellation_codes(exc)
+            failed = [o.name for o, code in zip(ops, codes, strict=False) if code not in _NO_FAILURE]
+            raise ConditionFailed(failed, conflict="TransactionConflict" in codes) from None
         raise Unavailable() from exc
+
+
+def _conditional(call: Any, **request: Any) -> bool:
+    try:
+        with store_errors():
+            call(**request, ReturnConsumedCapacity="TOTAL")
+    except ClientError as exc:
+        if error_code(exc) == CONDITION_FAILED:
+            return False
+        raise Unavailable() from exc
+    return True
+
+
+def _condition(condition: str | None, names: dict[str, str] | None,
+               values: dict[str, Any] | None) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if condition is not None:
+        extra["ConditionExpression"] = condition
+    if names:
+        extra["ExpressionAttributeNames"] = names
+    if values:
+        extra["ExpressionAttributeValues"] = values
+    return extra
+
+
+def put_if(client: Any, table: str, item: dict[str, Any], condition: str | None = None, *,
+           names: dict[str, str] | None = None, values: dict[str, Any] | None = None) -> bool:
+    """PutItem of a low-level item; False when the condition did not hold (nothing written)."""
+    return _conditional(client.put_item, TableName=table, Item=item, **_condition(condition, names, values))
+
+
+def update_if(client: Any, table: str, item_key: ItemKey, update: str, condition: str | None = None, *,
+              names: dict[str, str] | None = None, values: dict[str, Any] | None = None) -> bool:
+    """UpdateItem; False when the condition did not hold (nothing written)."""
+    return _conditional(client.update_item, TableName=table, Key=item_key, UpdateExpression=update,
+                        **_condition(condition, names, values))
+
+
+def delete_if(client: Any, table: str, item_key: ItemKey, condition: str | None = None, *,
+              names: dict[str, str] | None = None, values: dict[str, Any] | None = None) -> bool:
+    """DeleteItem; False when the condition did not hold (nothing deleted)."""
+    return _conditional(client.delete_item, TableName=table, Key=item_key, **_condition(condition, names, values))

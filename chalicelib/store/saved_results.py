@@ -12,6 +12,7 @@ from typing import Any
 from chalicelib.idempotency import SavedResult
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import ItemKey, key
+from chalicelib.store.ops import Op
 from chalicelib.store.schema import TTL_ATTRIBUTE
 
 
@@ -27,11 +28,11 @@ def saved_result(item: dict[str, Any] | None) -> SavedResult | None:
 
 def save_result_op(
     table: str, site: str, operation: str, request_id: str, result: SavedResult, ttl_days: int
-) -> dict[str, Any]:
+) -> Op:
     """A transaction Put that saves the result only if the requestId is still free."""
     now = int(time.time())
     pk = request_key(site, operation, request_id)
-    return {
+    return Op("saved_result", {
         "Put": {
             "TableName": table,
             "Item": {
@@ -46,4 +47,4 @@ def save_result_op(
             },
             "ConditionExpression": "attribute_not_exists(pk)",
         }
-    }
+    })

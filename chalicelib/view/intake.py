@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from chalicelib.contract.types import SITES
-from chalicelib.errors import BadRequest, Unavailable
+from chalicelib.contract.validation import invalid_input
+from chalicelib.errors import Unavailable
 from chalicelib.retained.keys import change_counter_key
 from chalicelib.retained.rules import change_shard
 from chalicelib.store.codec import to_item, to_value
@@ -54,8 +55,8 @@ def parse_batch(data: dict[str, Any]) -> EventBatch:
     """The whole batch is validated before anything is applied."""
     try:
         return EventBatch.model_validate(data)
-    except ValidationError:
-        raise BadRequest("invalid_request") from None
+    except ValidationError as exc:
+        raise invalid_input(exc, data) from None  # the log says where and which rule; the answer only the code
 
 
 _ENTITY_KEYS: dict[type, Callable[[Any], dict[str, Any]]] = {

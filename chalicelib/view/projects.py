@@ -11,8 +11,8 @@ from typing import Any
 
 from chalicelib.contract.types import is_opaque
 from chalicelib.errors import BadRequest, NotFound
-from chalicelib.runtime import Services
 from chalicelib.store.ops import get_item
+from chalicelib.store.table import TableAccess
 from chalicelib.view.keys import BINDING_ATTRIBUTE_PREFIX, ProviderRef, RefBinding, ref_key
 
 
@@ -27,14 +27,14 @@ def ref_bindings(item: dict[str, Any] | None) -> ProviderRef:
     ))
 
 
-def lookup_project(services: Services, provider_project_ref: str) -> str | None:
-    return ref_bindings(get_item(services.client, services.table, ref_key(provider_project_ref))).project()
+def lookup_project(db: TableAccess, provider_project_ref: str) -> str | None:
+    return ref_bindings(get_item(db.client, db.table, ref_key(provider_project_ref))).project()
 
 
-def get_project(services: Services, provider_project_ref: str) -> dict[str, Any]:
+def get_project(db: TableAccess, provider_project_ref: str) -> dict[str, Any]:
     if not is_opaque(provider_project_ref):
         raise BadRequest("invalid_provider_project_ref")
-    project_id = lookup_project(services, provider_project_ref)
+    project_id = lookup_project(db, provider_project_ref)
     if project_id is None:
         raise NotFound()
     return {"projectId": project_id}

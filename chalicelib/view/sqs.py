@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from chalicelib.observability import record_intake
-from chalicelib.runtime import Services
+from chalicelib.store.table import TableAccess
 from chalicelib.view.intake import ViewIntake, parse_batch
 
 
@@ -43,9 +43,9 @@ class SqsOutcome:
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in self.failed]}
 
 
-def consume_event(services: Services, event: dict[str, Any]) -> SqsOutcome:
+def consume_event(db: TableAccess, event: dict[str, Any]) -> SqsOutcome:
     """Apply every message of one SQS event; the failed ones are listed, never the whole batch."""
-    intake = ViewIntake(services.client, services.table)
+    intake = ViewIntake(db.client, db.table)
     outcome = SqsOutcome()
 
     def apply(record: SQSRecord) -> None:
@@ -63,7 +63,7 @@ def consume_event(services: Services, event: dict[str, Any]) -> SqsOutcome:
     return outcome
 
 
-def consume(services: Services, bodies: list[str]) -> SqsOutcome:
+def consume(db: TableAccess, bodies: list[str]) -> SqsOutcome:
     """The same, for message bodies (tests and tools): each body becomes one record."""
     records = [{"messageId": f"m{i}", "body": body, "eventSource": "aws:sqs"} for i, body in enumerate(bodies)]
-    return consume_event(services, {"Records": records})
+    return consume_event(db, {"Records": records})

@@ -45,3 +45,31 @@ def test_the_shipped_code_never_imports_the_development_kit():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             offenders += [f"{path.relative_to(root)}: {name}" for name in names if name.split(".")[0] == "devkit"]
     assert offenders == []
+
+
+def test_keys_list_prints_iso_times(services, monkeypatch, capsys):
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", services.settings.endpoint_url)
+    monkeypatch.setenv("RP_TABLE_NAME", services.table)
+    assert cli.main(["keys", "issue", "k8s"]) == 0
+    key_id = re.search(r"^key id: (\S+)$", capsys.readouterr().out, re.M).group(1)
+    assert cli.main(["keys", "revoke", key_id]) == 0
+    capsys.readouterr()
+    assert cli.main(["keys", "list"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(key_id))
+    iso = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    assert re.fullmatch(rf"{key_id}\tsite:k8s\tcreated {iso}\trevoked {iso}", line), line
+
+
+def test_an_unreachable_store_is_named_with_what_to_do(monkeypatch, capsys):
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9")  # discard: nothing answers
+    monkeypatch.setenv("RP_TABLE_NAME", "rp-cli-test")
+    monkeypatch.setenv("RP_STORE_CONNECT_TIMEOUT", "0.5")
+    monkeypatch.setenv("RP_STORE_MAX_ATTEMPTS", "1")
+    assert cli.main(["keys", "list"]) == 3
+    err = capsys.readouterr().err
+    assert "http://127.0.0.1:9" in err and "rp-cli-test" in err and "AWS_ENDPOINT_URL_DYNAMODB" in err
+
+
+def test_iso_time():
+    assert cli.iso_time(0) == "1970-01-01T00:00:00Z"
+    assert cli.iso_time(1772359200) == "2026-03-01T10:00:00Z"

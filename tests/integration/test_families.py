@@ -103,3 +103,15 @@ def test_unknown_routes_answer_the_same_bytes_as_the_app(api):
     known = api.get("/resource-provisioning/k8s/projects/wp-1", key="k8s")
     assert unknown["statusCode"] == 404 and known.status == 404
     assert unknown["body"] == json.dumps(known.body, separators=(",", ":")) == '{"code":"not_found"}'
+
+
+def test_two_kinds_of_credential_header_are_401_even_when_one_is_valid(api):
+    # Authorization and X-Auth-Token together are ambiguous in every family (a proxy reading the other
+    # header would act for another caller): 401, whichever of them is valid.
+    resource = "/resource-provisioning/{site}/projects/{providerProjectRef}"
+    path = "/resource-provisioning/k8s/projects/wp-1"
+    good = f"Bearer {api.keys['k8s']}"
+    status, body, response = _call(_event("GET", path, resource, {"site": "k8s", "providerProjectRef": "wp-1"},
+                                          {"authorization": good, "x-auth-token": api.keys["k8s"]}))
+    assert (status, body) == (401, {"code": "unauthorized"})
+    assert response["headers"]["WWW-Authenticate"] == "Bearer"

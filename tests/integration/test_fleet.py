@@ -10,6 +10,7 @@ import pytest
 from chalicelib.fleet.store import FleetStore
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.ops import transact
+from tests.integration.placement.helpers import placement_client, set_inventory_total
 from tests.support.eventbridge import RecordingEventBridge
 from tests.support.faults import failing
 
@@ -297,17 +298,7 @@ def _events(http):
 
 def _change_inventory_through_placement(services, pool_id, total):
     """`PUT /placement/resource_providers/{uuid}/inventories` with a Placement key, as an operator would."""
-    from chalicelib.auth.keys import generate_key, hash_key
-    from tests.integration.placement.conftest import PlacementClient
-
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    placement = PlacementClient(services, raw)
-    path = f"/placement/resource_providers/{pool_id}/inventories"
-    current = placement.get(path, version="1.28").body
-    inventories = {**current["inventories"], "VCPU": {**current["inventories"]["VCPU"], "total": total}}
-    answer = placement.put(path, {"resource_provider_generation": current["resource_provider_generation"],
-                                  "inventories": inventories}, version="1.28")
+    answer = set_inventory_total(placement_client(services), pool_id, "VCPU", total)
     assert answer.status == 200, answer.body
 
 
@@ -385,8 +376,8 @@ def test_operator_routes_refuse_tenant_tokens_and_need_a_tenant(http):
 
 
 def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_a_pending_apply(http, services):
-    from chalicelib.fleet.keys import provider_write_items
-    from chalicelib.fleet.placement_writes import provider_items
+    from chalicelib.placement import items
+    from chalicelib.placement.models import Inventory
 
     assert _apply(http, document())[0] == 200
     changed = document()
@@ -394,17 +385,15 @@ def test_a_placement_inventory_write_carrying_the_bump_item_is_config_drift_for_
     plan_hash = _plan(http, changed)["planHash"]
     pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
     placement = PlacementStore(services.client, services.table)
-    assert provider_write_items(services.client, services.table, pool_id, "other/gpu") == []
     sneaked = []
 
     def sneak(request, **_):
         if not sneaked:
             sneaked.append(1)
             read = placement.provider(pool_id)
-            items, _refs = provider_items(services.table, read, pool_id, read.name, {"VCPU": (3, 0)})
-            bump = provider_write_items(services.client, services.table, pool_id, read.name)
-            assert len(bump) == 1
-            transact(services.client, [*items, *bump])
+            _written, ops = items.write_inventories(services.table, read, {"VCPU": Inventory(total=3)})
+            assert [o.name for o in ops if o.name == items.LINKED_VERSION] == [items.LINKED_VERSION]
+            transact(services.client, ops)
 
     services.client.meta.events.register("before-send.dynamodb.TransactWriteItems", sneak)
     try:
@@ -471,13 +460,9 @@ def test_a_reconciler_recording_between_plan_and_transaction_does_not_fail_the_a
 
 
 def test_an_archived_pool_keeps_its_allocations_and_refuses_new_ones_through_placement(http, services):
-    from chalicelib.auth.keys import generate_key, hash_key
-    from tests.integration.placement.conftest import PlacementClient
     from tests.integration.placement.helpers import claim, new_uuid
 
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    placement = PlacementClient(services, raw)
+    placement = placement_client(services)
     assert _apply(http, document())[0] == 200
     pool_id = http.rpc("pools.list", {}, http.token)[1]["items"][0]["id"]
     consumer = new_uuid()
@@ -591,12 +576,8 @@ def test_a_write_in_between_that_leaves_the_plan_as_it_was_does_not_fail_the_app
 
 
 def test_a_custom_class_in_a_pools_capacity_is_held_in_placement(http, services):
-    from chalicelib.auth.keys import generate_key, hash_key
-    from tests.integration.placement.conftest import PlacementClient
 
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    placement = PlacementClient(services, raw)
+    placement = placement_client(services)
     doc = document()
     doc["pools"][0]["capacity"]["CUSTOM_GPU"] = 8
     status, body = http.rpc("fleet.plan", {"document": doc}, http.token)
@@ -626,12 +607,8 @@ def test_a_placement_inventory_write_on_a_pools_provider_moves_the_fleet_version
     _change_inventory_through_placement(services, pool_id, 99)
     assert _fleet_version(services) == before + 1  # in the same transaction as the inventory write
     # A provider that is no pool's (no tenant prefix) moves nothing.
-    from chalicelib.auth.keys import generate_key, hash_key
-    from tests.integration.placement.conftest import PlacementClient
 
-    raw = generate_key()
-    services.keys.add(hash_key(raw), "placement")
-    placement = PlacementClient(services, raw)
+    placement = placement_client(services)
     created = placement.post("/placement/resource_providers", {"name": "plain"}, version="1.28")
     assert created.status == 200
     assert placement.put(f"/placement/resource_providers/{created.body['uuid']}/inventories",

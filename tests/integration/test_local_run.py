@@ -185,10 +185,39 @@ def test_a_short_key_refuses_the_start():
     assert "listening" not in done.stdout
 
 
+def test_a_port_in_use_is_one_line_naming_port():
+    with closing(socket.socket()) as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = start_refused(PORT=str(port))
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"make run: port {port} on 127.0.0.1 is in use (another make run?): stop that server, "
+        f"or choose another port, e.g. make run PORT={port + 1}"]
+    assert "listening" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_port_that_is_no_port_is_named():
+    done = start_refused(PORT="http")
+    assert done.returncode != 0 and "PORT='http' is not a port" in done.stderr
+
+
 def test_a_key_of_the_minimum_length_is_accepted():
     key = "k" * MIN_KEY_LENGTH
     with local_server(RP_SITE_KEY_K8S=key) as server:
         assert call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts", key)[0] == 200
+
+
+def test_start_up_does_not_use_the_request_paths_store_timeouts():
+    # A fault test serves with one attempt and a 1 s read timeout; on a busy machine the table's creation
+    # took longer and the server exited. Start-up has timeouts of its own: even with a request path that
+    # cannot possibly answer in time, the server starts (and its requests are 503, not a crash).
+    with local_server(RP_STORE_READ_TIMEOUT="0.000001", RP_STORE_CONNECT_TIMEOUT="0.000001",
+                      RP_STORE_MAX_ATTEMPTS="1") as server:
+        key = next(line.split("=", 1)[1].strip() for line in server.lines if "RP_SITE_KEY_K8S=" in line)
+        status, body = call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts", key)[:2]
+        assert (status, body) == (503, {"code": "unavailable"})
 
 
 # --- the HTTP front over raw sockets -----------------------------------------------------------

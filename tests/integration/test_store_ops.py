@@ -185,3 +185,94 @@ def test_a_condition_that_never_holds_is_unavailable_with_nothing_saved(services
         run(services, plan)
     assert len(attempts) == MAX_ATTEMPTS
     assert stored_result(services) is None
+
+
+# --- conditional single-item writes and the lease ----------------------------------------------------
+
+def test_put_update_delete_if_answer_whether_the_condition_held(services):
+    from chalicelib.store.ops import delete_if, put_if, update_if
+
+    client, table = services.client, services.table
+    item = {**key("C"), **to_item({"n": 1})}
+    assert put_if(client, table, item, "attribute_not_exists(pk)") is True
+    assert put_if(client, table, item, "attribute_not_exists(pk)") is False
+    assert update_if(client, table, key("C"), "SET n = :two", "n = :one",
+                     values={":one": {"N": "1"}, ":two": {"N": "2"}}) is True
+    assert update_if(client, table, key("C"), "SET n = :two", "n = :one",
+                     values={":one": {"N": "1"}, ":two": {"N": "3"}}) is False
+    assert get_item(client, table, key("C"))["n"] == 2
+    assert delete_if(client, table, key("C"), "n = :one", values={":one": {"N": "1"}}) is False
+    assert delete_if(client, table, key("C"), "n = :two", values={":two": {"N": "2"}}) is True
+    assert get_item(client, table, key("C")) is None
+
+
+def test_a_lease_has_one_holder_until_it_expires(services):
+    from chalicelib.store.lease import Lease
+
+    client, table = services.client, services.table
+    lease = Lease(key("LEASE"))
+    assert lease.take(client, table, "a", now_ms=1_000, duration_ms=500) is True
+    assert lease.take(client, table, "b", now_ms=1_400, duration_ms=500) is False  # a holds it until 1,500
+    assert lease.renew(client, table, "b", now_ms=1_400, duration_ms=500) is False
+    assert lease.renew(client, table, "a", now_ms=1_400, duration_ms=500) is True  # now until 1,900
+    assert lease.take(client, table, "b", now_ms=1_600, duration_ms=500) is False
+    assert lease.take(client, table, "b", now_ms=1_901, duration_ms=500) is True  # expired: b takes it
+    assert lease.release(client, table, "a") is False  # a's lease passed to b: a cannot give it back
+    assert lease.release(client, table, "b") is True
+    assert get_item(client, table, key("LEASE")) is None
+
+
+def test_a_lease_on_an_item_that_must_exist_is_never_taken_once_it_is_gone(services):
+    from chalicelib.store.lease import Lease
+
+    client, table = services.client, services.table
+    claim = Lease(key("OUTBOX", "e1"), owner_attribute="claimBy", until_attribute="claimUntil", item_must_exist=True)
+    assert claim.take(client, table, "a", now_ms=1, duration_ms=10) is False  # no such item
+    put(services, "OUTBOX", "e1", event="x")
+    assert claim.take(client, table, "a", now_ms=1, duration_ms=10) is True
+    assert get_item(client, table, key("OUTBOX", "e1"))["claimBy"] == "a"
+
+
+def test_threads_racing_for_one_lease_give_it_to_exactly_one(services):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from chalicelib.store.lease import Lease
+
+    lease = Lease(key("RACE"))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        won = list(pool.map(lambda n: lease.take(services.client, services.table, f"o{n}", 1_000, 60_000),
+                            range(16)))
+    assert won.count(True) == 1
+
+
+def test_a_transaction_names_the_operations_whose_condition_failed(services):
+    from chalicelib.store.ops import ConditionFailed, Op
+
+    put(services, "TAKEN")
+    ops = [
+        Op("free_one", {"Put": {"TableName": services.table, "Item": {**key("FREE"), **to_item({})},
+                                "ConditionExpression": "attribute_not_exists(pk)"}}),
+        Op("name_claim", {"Put": {"TableName": services.table, "Item": {**key("TAKEN"), **to_item({})},
+                                  "ConditionExpression": "attribute_not_exists(pk)"}}),
+    ]
+    with pytest.raises(ConditionFailed) as failed:
+        transact(services.client, ops)
+    assert failed.value.names == ("name_claim",)
+    assert "name_claim" in failed.value and "free_one" not in failed.value
+    assert get_item(services.client, services.table, key("FREE")) is None  # nothing half-applied
+
+
+def test_a_transaction_dynamodb_could_never_accept_is_too_large_before_any_call(services):
+    from chalicelib.store.ops import MAX_TRANSACTION_OPS, Op, TooLarge
+
+    ops = [Op(f"o{i}", {"Put": {"TableName": services.table, "Item": {**key(f"T{i}"), **to_item({})}}})
+           for i in range(MAX_TRANSACTION_OPS + 1)]
+    services.round_trips.reset()
+    with pytest.raises(TooLarge) as raised:
+        transact(services.client, ops)
+    assert raised.value.ops == MAX_TRANSACTION_OPS + 1
+    assert calls(services, "TransactWriteItems") == 0
+    big = [Op("big", {"Put": {"TableName": services.table, "Item": {**key("B"), "v": {"S": "x" * 4_200_000}}}})]
+    with pytest.raises(TooLarge):
+        transact(services.client, big)
+    assert calls(services, "TransactWriteItems") == 0

@@ -15,8 +15,7 @@ from chalicelib.commitments.store import CommitmentStore
 from chalicelib.commitments.upstream import OpenStackClient, OpenStackConfig
 from chalicelib.fleet.models import ACCOUNTS, POOLS
 from chalicelib.fleet.service import module_method
-from chalicelib.placement.service import PlacementService
-from chalicelib.placement.store import PlacementStore
+from chalicelib.placement.deps import placement_service
 from fakes.openstack import FakeOpenStack, Scenario
 
 TENANT = "openstack"  # what .chalice/config.json names (chalice.test.Client applies it to the app)
@@ -60,7 +59,7 @@ class SyncWorld:
         self.services = services
         self.fake = fake
         self.pools: dict[str, str] = {}  # name -> id
-        self.placement = PlacementService(PlacementStore(services.client, services.table))
+        self.placement = placement_service(services.client, services.table)
         self.store = CommitmentStore(services.client, services.table)
         self.clock: Callable[[], float] = time.time
         services.tenants.register_site(TENANT, "os", "openstack")

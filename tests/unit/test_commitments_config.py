@@ -126,3 +126,23 @@ def test_a_run_is_logged_and_measured(monkeypatch, capsys, caplog) -> None:
     assert (emf["outcome"], emf["CommitmentSyncRuns"], emf["CommitmentsHeld"], emf["CommitmentsWrites"],
             emf["CommitmentsSkipped"]) == ("ok", [1.0], [3.0], [4.0], [2.0])
     assert (log["runId"], log["held"], log["skipped"]) == ("r-1", 3, {"unknown_flavor": 2})
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_USERNAME": "u", "RP_OPENSTACK_PROJECT_NAME": "p"},
+     "RP_OPENSTACK_PASSWORD is required (or RP_OPENSTACK_APPLICATION_CREDENTIAL_ID and "
+     "RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET instead of a password)"),
+    ({"RP_OPENSTACK_USERNAME": "u", "RP_OPENSTACK_PASSWORD": SECRET, "RP_OPENSTACK_PROJECT_NAME": "p"},
+     "RP_OPENSTACK_AUTH_URL is required"),
+    ({"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_APPLICATION_CREDENTIAL_ID": "ac-1"},
+     "RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET is required"),
+])
+def test_missing_settings_are_named_as_the_variables_that_are_missing(env, named) -> None:
+    with pytest.raises(ConfigError) as error:
+        OpenStackConfig.from_env(env)
+    assert str(error.value) == named
+
+
+def test_a_secret_missing_keys_names_the_keys() -> None:
+    with pytest.raises(ConfigError, match=r"^password, project_name are required"):
+        OpenStackConfig.from_mapping({"auth_url": "https://k/v3", "username": "u"})

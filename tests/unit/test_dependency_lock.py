@@ -1,5 +1,8 @@
 """The locks match the top-level requirements they were made from (docs/dependencies.md).
 
+Three locks: the runtime (requirements.txt), the dev lock (requirements-dev.txt, everything) and the
+serve lock (requirements-serve.txt, what `make run` installs: the runtime and the dev server's needs).
+
 A dependency added to a requirements*.in without `make lock`, or pinned by hand in a lock, fails
 here; so does a lock that pins anything loosely or names a package index.
 """
@@ -35,7 +38,8 @@ def pins(path: Path, skip_options: bool) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize(("top_level", "lock"), [
-    ("requirements.in", "requirements.txt"), ("requirements-dev.in", "requirements-dev.txt")])
+    ("requirements.in", "requirements.txt"), ("requirements-dev.in", "requirements-dev.txt"),
+    ("requirements-serve.in", "requirements-serve.txt")])
 def test_each_top_level_pin_is_in_its_lock_at_the_same_version(top_level, lock):
     wanted = pins(ROOT / top_level, skip_options=True)
     locked = pins(ROOT / lock, skip_options=False)
@@ -53,3 +57,17 @@ def test_the_dev_lock_includes_the_runtime_lock():
 def test_the_dev_requirements_build_on_the_runtime_ones():
     lines = requirement_lines(ROOT / "requirements-dev.in")
     assert "-r requirements.in" in lines and "-c requirements.txt" in lines
+
+
+def test_the_serve_lock_is_the_runtime_lock_and_a_part_of_the_dev_lock():
+    """`make run` installs the serve lock alone: the versions it serves on are the ones tests run."""
+    runtime = pins(ROOT / "requirements.txt", skip_options=False)
+    serve = pins(ROOT / "requirements-serve.txt", skip_options=False)
+    dev = pins(ROOT / "requirements-dev.txt", skip_options=False)
+    assert {name: serve.get(name) for name in runtime} == runtime
+    assert {name: versions for name, versions in serve.items() if dev.get(name) != versions} == {}
+
+
+def test_the_serve_requirements_build_on_the_runtime_and_dev_locks():
+    lines = requirement_lines(ROOT / "requirements-serve.in")
+    assert {"-r requirements.in", "-c requirements.txt", "-c requirements-dev.txt"} <= set(lines)

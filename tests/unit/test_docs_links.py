@@ -326,3 +326,49 @@ def test_variables_are_found_in_code_and_rows(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert variables_by_row(page) == {"RP_A": 2, "RP_B": 1}
+
+
+# --- pointers to a document's section from code and the Makefile: `docs/testing.md "Test stores"` ---------
+POINTER_SOURCES = ("Makefile", "app.py", "chalicelib", "devkit", "infra", "bench", "loadtest", "fakes", "tests")
+SECTION_POINTER = re.compile(r"""\b(README(?:\.md)?|docs/[\w./-]+\.md)\s*\(?"([^"\n]{2,80})"\)?""")
+# Files another branch rewrites; their pointers are fixed there (the lead's typed settings, issue 13).
+POINTERS_FIXED_ELSEWHERE: frozenset[str] = frozenset({"chalicelib/config.py"})
+POINTER_CHECKS = "tests/unit/test_docs_links.py"  # this file's own examples
+
+
+def headings(path: Path) -> set[str]:
+    """Heading texts, lower case; a pointer names one by its start ("Rules" for "Rules (pure; rules.py)")."""
+    return {re.sub(r"\s+", " ", CODE_SPAN.sub(lambda m: m.group(2), match.group(1))).strip().lower()
+            for _, line in prose_lines(path) if (match := re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line))}
+
+
+def dead_section_pointers(root: Path = ROOT) -> list[str]:
+    dead = []
+    for entry in POINTER_SOURCES:
+        path = root / entry
+        for source in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            relative = source.relative_to(root).as_posix()
+            if relative in POINTERS_FIXED_ELSEWHERE or relative == POINTER_CHECKS:
+                continue
+            for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+                for match in SECTION_POINTER.finditer(line):
+                    document = root / (match.group(1) if match.group(1).endswith(".md") else "README.md")
+                    if not document.is_file():
+                        dead.append(f"{relative}:{number}: {match.group(1)} (no such file)")
+                    elif not any(heading.startswith(match.group(2).strip().lower()) for heading in headings(document)):
+                        dead.append(f"{relative}:{number}: {match.group(1)} \"{match.group(2)}\" (no such section)")
+    return dead
+
+
+def test_every_pointer_to_a_section_names_one_that_exists() -> None:
+    assert dead_section_pointers() == []
+
+
+def test_a_dead_section_pointer_is_found(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "testing.md").write_text("# Testing\n\n## Test stores\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# Readme\n\n## The two commands\n", encoding="utf-8")
+    (tmp_path / "Makefile").write_text('# docs/testing.md "Test stores", README "Deployment"\n'
+                                       '# README ("The two commands"), docs/gone.md "X y"\n', encoding="utf-8")
+    assert dead_section_pointers(tmp_path) == [
+        'Makefile:1: README "Deployment" (no such section)', "Makefile:2: docs/gone.md (no such file)"]

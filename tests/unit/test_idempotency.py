@@ -56,7 +56,7 @@ def test_request_key_is_scoped_to_site_operation_and_request() -> None:
 def test_a_saved_result_reads_back_as_saved() -> None:
     result = SavedResult("fp-1", 422, {"requestId": "r-1", "rejection": {"code": "stale", "message": "é"}})
     before = int(time.time())
-    op = save_result_op("rp-table", "k8s", "report", "r-1", result, ttl_days=7)
+    op = save_result_op("rp-table", "k8s", "report", "r-1", result, ttl_days=7).request
     after = int(time.time())
     put = op["Put"]
     assert put["TableName"] == "rp-table"
@@ -70,7 +70,8 @@ def test_a_saved_result_reads_back_as_saved() -> None:
 
 
 def test_the_expiry_follows_the_configured_days() -> None:
-    item = from_item(save_result_op("t", "k8s", "report", "r", SavedResult("f", 200, {}), ttl_days=30)["Put"]["Item"])
+    op = save_result_op("t", "k8s", "report", "r", SavedResult("f", 200, {}), ttl_days=30)
+    item = from_item(op.request["Put"]["Item"])
     assert item[TTL_ATTRIBUTE] - item["createdAt"] == 30 * DAY
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -164,3 +165,66 @@ def test_importing_the_app_leaves_the_service_logger_to_powertools():
     assert done.returncode == 0, done.stderr
     level, propagate, handlers = done.stdout.split()[-3:]
     assert (int(level), propagate, handlers) == (logging.INFO, "True", "1")
+
+
+# --- an agent's 400: the answer is the code alone, the log says where and which rule ----------------------
+
+
+def _invalid_lines(stream: io.StringIO) -> tuple[str, list[dict]]:
+    raw = stream.getvalue()
+    lines = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    return raw, [line for line in lines if line.get("message") == "invalid request"]
+
+
+@pytest.mark.parametrize(("mutate", "pointer", "rule"), [
+    (lambda r: r["resource"].__setitem__("observedAt", SENTINEL), "/resource/observedAt", "timestamp"),
+    (lambda r: r["resource"].pop("offeringRef"), "/resource/offeringRef", "missing"),
+    (lambda r: r["resource"].__setitem__("applied", {"cpu": SENTINEL}), "/resource/applied", "integer"),
+    (lambda r: r.__setitem__("x/" + SENTINEL, 1), "/*", "extra_forbidden"),
+])
+def test_an_invalid_report_logs_the_pointer_and_rule_never_the_value(api, keys, capture, mutate, pointer, rule):
+    report = f.report()
+    mutate(report)
+    answer = api.post("/resource-provisioning/k8s/reports", report, key="k8s")
+    assert (answer.status, answer.body) == (400, {"code": "invalid_request"})
+    raw, lines = _invalid_lines(capture)
+    assert SENTINEL not in raw
+    assert len(lines) == 1 and lines[0]["operation"] == "report" and lines[0]["pointer"] == pointer
+    assert lines[0]["rule"] == rule
+
+
+def test_an_invalid_event_batch_logs_the_pointer(api, keys, capture):
+    batch = {"events": [f.binding_event("b-1", "wproj-1"), {**f.binding_event("b-2", "w"), "revision": SENTINEL}]}
+    answer = api.post("/api/resource-provisioning/events", batch, key="service")
+    assert (answer.status, answer.body) == (400, {"code": "invalid_request"})
+    raw, lines = _invalid_lines(capture)
+    assert SENTINEL not in raw and [line["pointer"] for line in lines] == ["/events/1/revision"]
+
+
+# --- RP_LOG_FORMAT: text for people at make run, JSON everywhere else -------------------------------------
+
+
+def test_the_log_format_is_json_unless_text_is_asked_for():
+    assert observability.log_format({}) == "json"
+    assert observability.log_format({"RP_LOG_FORMAT": "text"}) == "text"
+    with pytest.raises(ValueError, match="RP_LOG_FORMAT='yaml': use one of json, text"):
+        observability.log_format({"RP_LOG_FORMAT": "yaml"})
+
+
+def test_a_text_line_has_the_same_fields_readably():
+    line = observability.text_line({"level": "INFO", "location": "x:1", "message": "request",
+                                     "timestamp": "2026-03-01 10:00:00,123+0000", "service": "rp",
+                                     "operation": "report", "status": 200, "code": None, "latencyMs": 3.2})
+    assert line == "10:00:00 INFO    request  operation=report status=200 latencyMs=3.2"
+
+
+def test_text_logs_are_what_a_process_writes_with_rp_log_format_text():
+    import subprocess
+    import sys
+
+    script = ("from chalicelib.observability import logger\n"
+              "logger.info('request', extra={'operation': 'report', 'status': 200})\n")
+    env = {"RP_LOG_FORMAT": "text", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                         timeout=60, cwd=observability.__file__.rsplit("/chalicelib/", 1)[0])
+    assert re.fullmatch(r"\d\d:\d\d:\d\d INFO    request  operation=report status=200\n", out.stdout), out.stdout

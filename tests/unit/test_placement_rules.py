@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chalicelib.placement import rules
+from chalicelib.placement import errors, rules
 from chalicelib.placement.classes import class_order
 from chalicelib.placement.errors import CONCURRENT_UPDATE, PlacementError
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
@@ -61,7 +61,8 @@ def test_capacity_is_total_minus_reserved_times_ratio(inventory, capacity):
     (10, 11, (1, 0), "greater than or equal to total"),
 ])
 def test_reserved_against_total_by_microversion(total, reserved, version, problem):
-    found = rules.capacity_problem("VCPU", RP, Inventory(total=total, reserved=reserved), version)
+    found = rules.capacity_problem("VCPU", RP, Inventory(total=total, reserved=reserved),
+                                   reserved_may_equal_total=version >= (1, 26))
     if problem is None:
         assert found is None
     else:
@@ -82,13 +83,13 @@ def test_min_max_step(amount, accepted):
         assert fn().providers[RP].deltas == {"DISK_GB": amount}
     else:
         err = error_of(fn)
-        assert err.status == 409 and "would violate inventory constraints" in err.detail
+        assert isinstance(err, errors.AllocationInvalid) and "would violate inventory constraints" in err.detail
 
 
 def test_capacity_exceeded_is_409_without_concurrent_update_code():
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 3}})],
                                   providers={RP: provider(usages={"VCPU": 6})}))
-    assert err.status == 409 and err.code != CONCURRENT_UPDATE
+    assert isinstance(err, errors.CapacityExceeded) and err.code != CONCURRENT_UPDATE
     assert "The requested amount would exceed the capacity" in err.detail
 
 
@@ -97,7 +98,7 @@ def test_capacity_sums_every_consumer_of_one_request():
     small = provider(VCPU=Inventory(total=2))
     third = "cccccccc-cccc-cccc-cccc-cccccccccccc"
     writes = [write(consumer=c, allocations={RP: {"VCPU": 1}}) for c in (C1, C2, third)]
-    assert error_of(lambda: decide(writes, providers={RP: small})).status == 409
+    assert isinstance(error_of(lambda: decide(writes, providers={RP: small})), errors.CapacityExceeded)
     change = decide(writes[:2], providers={RP: small}).providers[RP]
     assert (change.deltas, change.limits) == ({"VCPU": 2}, {"VCPU": 0})
 
@@ -115,8 +116,8 @@ def test_over_capacity_is_accepted_when_no_worse_than_before():
     shrunk = provider(usages={"VCPU": 6}, VCPU=Inventory(total=4))
     lowered = decide([write(allocations={RP: {"VCPU": 5}})], consumers={C1: old}, providers={RP: shrunk})
     assert lowered.providers[RP].deltas == {"VCPU": -1} and lowered.providers[RP].limits == {}
-    assert error_of(lambda: decide([write(allocations={RP: {"VCPU": 7}})], consumers={C1: old},
-                                   providers={RP: shrunk})).status == 409
+    assert isinstance(error_of(lambda: decide([write(allocations={RP: {"VCPU": 7}})], consumers={C1: old},
+                                              providers={RP: shrunk})), errors.CapacityExceeded)
 
 
 @given(total=st.integers(1, 50), reserved=st.integers(0, 50), ratio=st.sampled_from([0.5, 1.0, 1.5, 4.0]),
@@ -127,7 +128,7 @@ def test_a_new_claim_never_takes_usage_above_capacity(total, reserved, ratio, us
     try:
         decision = decide([write(allocations={RP: {"VCPU": amount}})], providers={RP: rp})
     except PlacementError as err:
-        assert err.status == 409
+        assert isinstance(err, errors.CapacityExceeded)
         assert used + amount > inventory.capacity
     else:
         change = decision.providers[RP]
@@ -141,23 +142,25 @@ def test_a_new_claim_never_takes_usage_above_capacity(total, reserved, ratio, us
 
 def test_missing_provider_is_400():
     err = error_of(lambda: decide([write()], providers={RP: None}))
-    assert err.status == 400 and f"Allocation for resource provider '{RP}' that does not exist." in err.detail
+    assert isinstance(err, errors.UnknownProvider)
+    assert f"Allocation for resource provider '{RP}' that does not exist." in err.detail
 
 
 def test_unknown_class_is_400_before_inventory_checks():
     err = error_of(lambda: decide([write(allocations={RP: {"CUSTOM_PONY": 1}})], known=lambda rc: rc != "CUSTOM_PONY"))
-    assert err.status == 400
+    assert isinstance(err, errors.UnknownResourceClass)
     assert err.detail == f"Unable to allocate inventory for consumer {C1}: No such resource class CUSTOM_PONY."
 
 
 def test_class_missing_from_inventory_is_409():
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 1, "PCI_DEVICE": 1}})]))
-    assert err.status == 409 and f"Inventory for 'PCI_DEVICE' on resource provider '{RP}' invalid." in err.detail
+    assert isinstance(err, errors.AllocationInvalid)
+    assert f"Inventory for 'PCI_DEVICE' on resource provider '{RP}' invalid." in err.detail
 
 
 def test_consumer_generation_is_checked_before_providers():
     err = error_of(lambda: decide([write(generation=2, check=True)], providers={RP: None}))
-    assert err.status == 409 and err.code == CONCURRENT_UPDATE
+    assert isinstance(err, errors.ConsumerGenerationConflict) and err.code == CONCURRENT_UPDATE
 
 
 # --- generations -------------------------------------------------------------------------------
@@ -178,7 +181,8 @@ def test_consumer_generation_rules(existing, sent, message):
         fn()
     else:
         err = error_of(fn)
-        assert (err.status, err.code, err.detail) == (409, CONCURRENT_UPDATE, message)
+        assert isinstance(err, errors.ConsumerGenerationConflict)
+        assert (err.code, err.detail) == (CONCURRENT_UPDATE, message)
 
 
 def test_below_1_28_no_consumer_generation_is_checked():

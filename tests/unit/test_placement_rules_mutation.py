@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.placement import rules
+from chalicelib.placement import errors, rules
 from chalicelib.placement.errors import CONCURRENT_UPDATE, UNDEFINED, PlacementError
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 
@@ -74,7 +74,8 @@ def test_every_inventory_field_sent_is_kept(body, inventory):
 ])
 def test_reserved_against_total_messages_are_placements(reserved, version, message):
     """Upstream InvalidInventoryCapacity / InvalidInventoryCapacityReservedCanBeTotal, word for word."""
-    found = rules.capacity_problem("VCPU", RP, Inventory(total=10, reserved=reserved), version)
+    found = rules.capacity_problem("VCPU", RP, Inventory(total=10, reserved=reserved),
+                                   reserved_may_equal_total=version >= (1, 26))
     assert found == message.format(rp=RP)
 
 
@@ -92,7 +93,7 @@ def test_an_existing_consumer_written_with_its_generation_is_accepted_and_moves_
 def test_an_existing_consumer_sent_a_stale_generation_is_refused():
     err = error_of(lambda: decide([write(generation=3, check=True)], consumers={C1: consumer(generation=4)},
                                   providers={RP: provider(usages={"VCPU": 1})}))
-    assert (err.status, err.code) == (409, CONCURRENT_UPDATE)
+    assert isinstance(err, errors.ConsumerGenerationConflict) and err.code == CONCURRENT_UPDATE
     assert err.detail == "consumer generation conflict - expected 4 but got 3"
 
 
@@ -174,7 +175,7 @@ def test_every_class_of_a_write_is_checked_after_one_that_is_over_capacity_but_n
     old = consumer(allocations={RP: {"VCPU": 6}})
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 6, "MEMORY_MB": 1}})], consumers={C1: old},
                                   providers={RP: rp}))
-    assert (err.status, err.code) == (409, UNDEFINED)
+    assert isinstance(err, errors.CapacityExceeded) and err.code == UNDEFINED
     assert "The requested amount would exceed the capacity." in err.detail
 
 
@@ -183,7 +184,7 @@ def test_a_provider_with_none_of_the_classes_names_them_all_in_standard_order():
     disk_only = provider(DISK_GB=Inventory(total=100))
     err = error_of(lambda: decide([write(allocations={RP: {"MEMORY_MB": 1, "VCPU": 1}})],
                                   providers={RP: disk_only}))
-    assert err.status == 409
+    assert isinstance(err, errors.AllocationInvalid)
     assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
                           f"'{RP}' invalid.")
 
@@ -206,7 +207,7 @@ def test_a_provider_without_any_requested_class_is_named_with_every_class_of_the
     providers = {RP: provider(VCPU=Inventory(total=8)), RP2: provider(uuid=RP2, DISK_GB=Inventory(total=8))}
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 1}, RP2: {"MEMORY_MB": 1}})],
                                   providers=providers))
-    assert err.status == 409
+    assert isinstance(err, errors.AllocationInvalid)
     assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
                           f"'{RP2}' invalid.")
 
@@ -215,7 +216,7 @@ def test_a_provider_without_inventory_is_reported_before_any_amount_is_checked()
     providers = {RP: provider(VCPU=Inventory(total=8)), RP2: provider(uuid=RP2, DISK_GB=Inventory(total=8))}
     err = error_of(lambda: decide([write(allocations={RP: {"VCPU": 100}, RP2: {"MEMORY_MB": 1}})],
                                   providers=providers))
-    assert err.status == 409
+    assert isinstance(err, errors.AllocationInvalid)
     assert err.detail == (f"Unable to allocate inventory: Inventory for 'VCPU, MEMORY_MB' on resource provider "
                           f"'{RP2}' invalid.")
 

@@ -1,4 +1,4 @@
-"""Small builders for Placement requests in tests."""
+"""Small builders for Placement requests in tests (the Placement tier's and the fleet tests' alike)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,22 @@ def claim(client: Any, consumer: str, allocations: dict[str, dict[str, int]], ge
         "project_id": project, "user_id": user, "consumer_generation": generation,
     }
     return client.put(f"/placement/allocations/{consumer}", body, version="1.28")
+
+
+def placement_client(services: Any) -> Any:
+    """A Placement client over the app with a fresh Placement key (X-Auth-Token), as an operator holds."""
+    from chalicelib.auth.keys import generate_key, hash_key
+    from tests.integration.placement.conftest import PlacementClient
+
+    raw = generate_key()
+    services.keys.add(hash_key(raw), "placement")
+    return PlacementClient(services, raw)
+
+
+def set_inventory_total(client: Any, provider_uuid: str, resource_class: str, total: int) -> Any:
+    """`PUT …/inventories` changing one class's total, every other field and class as they are."""
+    path = f"/placement/resource_providers/{provider_uuid}/inventories"
+    current = client.get(path, version="1.28").body
+    record = {**current["inventories"][resource_class], "total": total}
+    return client.put(path, {"resource_provider_generation": current["resource_provider_generation"],
+                             "inventories": {**current["inventories"], resource_class: record}}, version="1.28")

@@ -208,8 +208,8 @@ def test_wrong_methods_and_media_types_in_placements_format(placement):
     assert placement.get(f"/placement/usages?project_id={PROJECT}", version="1.8").status == 404
     text = placement.post("/placement/resource_providers", raw=b"name=x", headers={"content-type": "text/plain"})
     assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
-    head = placement.request("HEAD", f"/placement/resource_providers/{rp}")
-    assert head.status == 200 and head.body is None
+    head = placement.request("HEAD", f"/placement/resource_providers/{rp}")  # issue 14 item 27: as Placement
+    assert head.status == 405 and head.body is None and head.header("allow") == "DELETE, GET, PUT"
 
 
 def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, services):

@@ -5,30 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.http.family import Reply, Request
-from chalicelib.placement import errors, web
-from chalicelib.placement.deps import placement
+from chalicelib.placement import microversion, web
+from chalicelib.placement.microversion import Version
 from chalicelib.placement.models import INCOMPLETE_ID, ConsumerWrite
 from chalicelib.placement.schemas import allocation as schema
+from chalicelib.placement.service import PlacementService
 
 
 def _normal_consumer(raw: str) -> str:
     uuid = web.normal_uuid(raw)
     if uuid is None:
-        raise errors.bad_request(f"Malformed consumer_uuid: {raw}")
+        raise web.bad_request(f"Malformed consumer_uuid: {raw}")
     return uuid
 
 
-def _by_provider(data: Any, version: tuple[int, int]) -> dict[str, dict[str, int]]:
+def _amounts(resources: dict[str, Any]) -> dict[str, int]:
+    """A whole-number float (`2.0`, an integer to JSON Schema) is the integer, as Placement stores it."""
+    return {rc: int(amount) for rc, amount in resources.items()}
+
+
+def _by_provider(data: Any, version: Version) -> dict[str, dict[str, int]]:
     """Both body formats as {provider uuid: {class: amount}} (the list format is below 1.12)."""
     if version >= (1, 12):
-        return {rp: dict(entry["resources"]) for rp, entry in data.items()}
+        return {rp: _amounts(entry["resources"]) for rp, entry in data.items()}
     result: dict[str, dict[str, int]] = {}
     for entry in data:
-        result[entry["resource_provider"]["uuid"]] = dict(entry["resources"])
+        result[entry["resource_provider"]["uuid"]] = _amounts(entry["resources"])
     return result
 
 
-def _write(uuid: str, data: dict[str, Any], version: tuple[int, int]) -> ConsumerWrite:
+def _write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
     project = data.get("project_id")
     user = data.get("user_id")
     if project is None:  # below 1.8: an "incomplete" consumer
@@ -36,14 +42,15 @@ def _write(uuid: str, data: dict[str, Any], version: tuple[int, int]) -> Consume
     return ConsumerWrite(
         uuid=uuid, project_id=project, user_id=user or INCOMPLETE_ID,
         allocations=_by_provider(data["allocations"], version),
-        generation=data.get("consumer_generation"), check_generation=version >= (1, 28),
+        generation=data.get("consumer_generation"),
+        check_generation=microversion.features(version).consumer_generations,
     )
 
 
-def show_for_consumer(svc: Any, request: Request) -> Reply:
+def show_for_consumer(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
-    consumer, providers = placement(svc).consumer(request.params["consumer_uuid"])
+    consumer, providers = service.consumer(request.params["consumer_uuid"])
     if consumer is None:
         return web.reply(request, 200, {"allocations": {}})
     allocations: dict[str, Any] = {}
@@ -59,35 +66,35 @@ def show_for_consumer(svc: Any, request: Request) -> Reply:
     return web.reply(request, 200, body, last_modified=consumer.updated_at)
 
 
-def put_for_consumer(svc: Any, request: Request) -> Reply:
+def put_for_consumer(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
     version = web.version(request)
     uuid = _normal_consumer(request.params["consumer_uuid"])
     data = web.json_body(request, schema.for_put(version))
-    placement(svc).write_allocations([_write(uuid, data, version)], single=True)
+    service.write_allocations([_write(uuid, data, version)], single=True)
     return web.no_content(request)
 
 
-def post_many(svc: Any, request: Request) -> Reply:
+def post_many(service: PlacementService, request: Request) -> Reply:
     version = web.version(request)
     if version < (1, 13):
-        raise errors.not_found()
+        raise web.not_found()
     web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
     writes = [_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
-    placement(svc).write_allocations(writes, single=False)
+    service.write_allocations(writes, single=False)
     return web.no_content(request)
 
 
-def delete_for_consumer(svc: Any, request: Request) -> Reply:
-    placement(svc).delete_allocations(request.params["consumer_uuid"])
+def delete_for_consumer(service: PlacementService, request: Request) -> Reply:
+    service.delete_allocations(request.params["consumer_uuid"])
     return web.no_content(request)
 
 
-def list_for_provider(svc: Any, request: Request) -> Reply:
+def list_for_provider(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
-    provider, items = placement(svc).provider_allocations(request.params["uuid"])
+    provider, items = service.provider_allocations(request.params["uuid"])
     allocations: dict[str, Any] = {}
     latest = provider.updated_at
     for consumer, item in items.items():

@@ -2,31 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, web
-from chalicelib.placement.deps import placement
 from chalicelib.placement.schemas import usage as schema
+from chalicelib.placement.service import PlacementService
 
 
-def for_provider(svc: Any, request: Request) -> Reply:
+def for_provider(service: PlacementService, request: Request) -> Reply:
     """Every inventory class with its usage, 0 when unused."""
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = placement(svc).store.provider(uuid)
+    provider = service.store.provider(uuid)
     if provider is None:
-        raise errors.not_found(
+        raise errors.ProviderNotFound(
             f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
     usages = {rc: provider.used(rc) for rc in provider.inventories}
     return web.reply(request, 200, {"resource_provider_generation": provider.generation, "usages": usages})
 
 
-def totals(svc: Any, request: Request) -> Reply:
+def totals(service: PlacementService, request: Request) -> Reply:
     """Usage summed over a project (and user): only classes with allocations."""
     if web.version(request) < (1, 9):
-        raise errors.not_found()
+        raise web.not_found()
     web.check_accept(request)
     params = web.query(request, schema.TOTALS_QUERY)
-    usages = placement(svc).usage_totals(params["project_id"], params.get("user_id"))
+    usages = service.usage_totals(params["project_id"], params.get("user_id"))
     return web.reply(request, 200, {"usages": usages})

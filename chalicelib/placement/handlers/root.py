@@ -1,15 +1,14 @@
-"""GET /placement and /placement/: the version document (no credential needed, as in Placement)."""
+"""GET /placement and /placement/: the version document (no credential needed, as in Placement, and
+served whatever the Accept header says, as Placement's root handler does)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import microversion, web
+from chalicelib.placement.service import PlacementService
 
 
-def home(_svc: Any, request: Request) -> Reply:
-    web.check_accept(request)
+def home(_service: PlacementService, request: Request) -> Reply:
     minimum = microversion.text(microversion.MIN_VERSION)
     document = {"versions": [{
         "id": f"v{minimum}",

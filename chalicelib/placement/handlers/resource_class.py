@@ -7,14 +7,15 @@ from typing import Any
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, web
 from chalicelib.placement.classes import STANDARD
-from chalicelib.placement.deps import placement
+from chalicelib.placement.microversion import Version
 from chalicelib.placement.schemas import resource_class as schema
+from chalicelib.placement.service import PlacementService
 
 
-def _gate(request: Request) -> tuple[int, int]:
+def _gate(request: Request) -> Version:
     version = web.version(request)
     if version < (1, 2):
-        raise errors.not_found()
+        raise web.not_found()
     return version
 
 
@@ -22,51 +23,50 @@ def _represent(request: Request, name: str) -> dict[str, Any]:
     return {"name": name, "links": [{"rel": "self", "href": web.href(request, f"/resource_classes/{name}")}]}
 
 
-def list_all(svc: Any, request: Request) -> Reply:
+def list_all(service: PlacementService, request: Request) -> Reply:
     _gate(request)
     web.check_accept(request)
-    names = list(STANDARD) + placement(svc).custom_classes()
+    names = list(STANDARD) + service.custom_classes()
     return web.reply(request, 200, {"resource_classes": [_represent(request, n) for n in names]})
 
 
-def show(svc: Any, request: Request) -> Reply:
+def show(service: PlacementService, request: Request) -> Reply:
     _gate(request)
     web.check_accept(request)
     name = request.params["name"]
-    if not placement(svc).class_exists(name):
-        raise errors.not_found(f"No such resource class {name}.")
+    if not service.class_exists(name):
+        raise errors.NotFound(f"No such resource class {name}.")
     return web.reply(request, 200, _represent(request, name))
 
 
-def create(svc: Any, request: Request) -> Reply:
+def create(service: PlacementService, request: Request) -> Reply:
     _gate(request)
     web.require_json(request)
     data = web.json_body(request, schema.CUSTOM_CLASS)
     name = data["name"]
-    if not placement(svc).create_class(name):
-        raise errors.conflict(f"Conflicting resource class already exists: {name}")
+    if not service.create_class(name):
+        raise errors.ResourceClassExists(f"Conflicting resource class already exists: {name}")
     return Reply(201, None, {"location": web.absolute(request, f"/resource_classes/{name}")})
 
 
-def put(svc: Any, request: Request) -> Reply:
+def put(service: PlacementService, request: Request) -> Reply:
     """1.7+: create or confirm a custom class (201 / 204). 1.2-1.6 renamed classes: not supported."""
     version = _gate(request)
     name = request.params["name"]
     if version < (1, 7):
-        raise errors.bad_request("Renaming resource classes (microversions 1.2-1.6) is not supported "
+        raise web.bad_request("Renaming resource classes (microversions 1.2-1.6) is not supported "
                                  "by this service; use microversion 1.7 or later.")
     web.validate({"name": name}, schema.CUSTOM_CLASS)
     location = {"location": web.absolute(request, f"/resource_classes/{name}")}
-    if not placement(svc).create_class(name):
+    if not service.create_class(name):
         return Reply(204, None, location)
     return Reply(201, None, location)
 
 
-def delete(svc: Any, request: Request) -> Reply:
+def delete(service: PlacementService, request: Request) -> Reply:
     _gate(request)
     name = request.params["name"]
-    service = placement(svc)
     if not service.class_exists(name):
-        raise errors.not_found(f"No such resource class {name}.")
+        raise errors.NotFound(f"No such resource class {name}.")
     service.delete_class(name)
     return web.no_content(request)

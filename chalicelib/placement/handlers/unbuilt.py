@@ -1,0 +1,14 @@
+"""Placement endpoints this service does not build: traits, aggregates, allocation
+candidates, the reshaper (their paths: handler.py, UNBUILT_PATHS). They answer 404 in Placement's
+format (docs/placement.md)."""
+
+from __future__ import annotations
+
+from chalicelib.http.family import Reply, Request
+from chalicelib.placement import web
+from chalicelib.placement.service import PlacementService
+
+
+def not_built(_service: PlacementService, request: Request) -> Reply:
+    raise web.not_found("This Placement-compatible service does not provide traits, aggregates, "
+                        "allocation candidates or the reshaper.")

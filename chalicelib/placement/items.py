@@ -1,0 +1,176 @@
+"""Placement's transaction operations, pure: every write of a provider, its name claim and the custom
+class reference counts, built one way for Placement's own store and for fleet's apply transaction.
+
+Each builder states the invariants other packages rely on, so no caller can leave one out:
+- a provider's inventory write or delete moves the counter the provider is linked to
+  (`Provider.linked_version`: fleet links a pool's provider to its tenant's fleet version, so an
+  apply planned before the write is CONFIG_DRIFT). The link is an attribute of the provider item that
+  only its writer of record sets and Placement's API cannot change: a rename keeps it.
+- a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
+- a custom class held in an inventory is counted on the class item (a class in use is not deleted).
+
+Operations are named after the invariant their condition states (`provider`, `name_claim`,
+`class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.placement.models import Inventory, Provider
+from chalicelib.store.codec import key, to_item
+from chalicelib.store.ops import Op
+
+PROVIDER_INDEX_PK = "PLRP"
+CUSTOM_PREFIX = "CUSTOM_"
+
+# The operation names a caller may find in a cancellation.
+PROVIDER = "provider"
+NAME_CLAIM = "name_claim"
+OLD_NAME_CLAIM = "old_name_claim"
+LINKED_VERSION = "linked_version"
+CLASS_REF = "class_ref:"
+
+
+def provider_key(uuid: str) -> dict[str, Any]:
+    return key(f"PLRP#{uuid}")
+
+
+def allocation_key(provider_uuid: str, consumer_uuid: str) -> dict[str, Any]:
+    return key(f"PLRP#{provider_uuid}", f"ALLOC#{consumer_uuid}")
+
+
+def name_key(name: str) -> dict[str, Any]:
+    return key(f"PLRPNAME#{name}")
+
+
+def consumer_key(uuid: str) -> dict[str, Any]:
+    return key(f"PLCONS#{uuid}")
+
+
+def usage_key(project: str, user: str | None) -> dict[str, Any]:
+    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
+
+
+def class_key(name: str) -> dict[str, Any]:
+    return key("PLRC", name)
+
+
+def now() -> int:
+    return int(time.time())
+
+
+def now_us() -> int:
+    """A provider's creation stamp (microseconds: providers created in one second keep their order)."""
+    return time.time_ns() // 1000
+
+
+def _number(value: float) -> Decimal:
+    return Decimal(repr(float(value)))
+
+
+def _inventory_value(inventory: Inventory) -> dict[str, Any]:
+    values: dict[str, Any] = inventory.as_dict()
+    values["allocation_ratio"] = _number(inventory.allocation_ratio)
+    return values
+
+
+def unchanged(version: int) -> tuple[str, dict[str, Any]]:
+    """The condition of a write decided from a read: the item's `version` is still the one read."""
+    return "version = :read", {":read": {"N": str(version)}}
+
+
+def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None) -> Op:
+    """The whole provider item (its link included), written under `condition`."""
+    item = to_item({
+        "pk": f"PLRP#{provider.uuid}", "sk": "-",
+        "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
+        "generation": provider.generation, "version": provider.version, "invVersion": provider.inventory_version,
+        "inv": {rc: _inventory_value(inv) for rc, inv in provider.inventories.items()},
+        "use": dict(provider.usages), "updatedAt": now(), "createdUs": provider.created_at,
+        "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": provider.uuid,
+        "linkedVersion": ({"pk": provider.linked_version[0], "sk": provider.linked_version[1]}
+                          if provider.linked_version else None),
+    })
+    put: dict[str, Any] = {"TableName": table, "Item": item, "ConditionExpression": condition}
+    if values:
+        put["ExpressionAttributeValues"] = values
+    return Op(PROVIDER, {"Put": put})
+
+
+def name_claim(table: str, name: str, uuid: str) -> Op:
+    """Claims `name` for the provider `uuid`; fails when another provider holds it."""
+    return Op(NAME_CLAIM, {"Put": {"TableName": table, "Item": to_item({"pk": f"PLRPNAME#{name}", "sk": "-",
+                                                                        "uuid": uuid}),
+                                   "ConditionExpression": "attribute_not_exists(pk)"}})
+
+
+def name_release(table: str, name: str) -> Op:
+    return Op(OLD_NAME_CLAIM, {"Delete": {"TableName": table, "Key": name_key(name)}})
+
+
+def class_ref_updates(table: str, deltas: Mapping[str, int]) -> list[Op]:
+    """Reference counts of custom classes held in inventories (a class in use cannot be deleted); each class
+    once per transaction, so a caller adding several providers' deltas sums them first."""
+    return [Op(f"{CLASS_REF}{name}", {"Update": {
+        "TableName": table, "Key": class_key(name),
+        "UpdateExpression": "ADD refs :d",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+    }}) for name, delta in sorted(deltas.items()) if delta]
+
+
+def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Inventory]) -> dict[str, int]:
+    deltas = {rc: 1 for rc in after if rc.startswith(CUSTOM_PREFIX) and rc not in before}
+    deltas.update({rc: -1 for rc in before if rc.startswith(CUSTOM_PREFIX) and rc not in after})
+    return deltas
+
+
+def linked_version_bump(table: str, provider: Provider) -> list[Op]:
+    """Moves the counter the provider is linked to ([] for a provider linked to none)."""
+    if provider.linked_version is None:
+        return []
+    pk, sk = provider.linked_version
+    return [Op(LINKED_VERSION, {"Update": {"TableName": table, "Key": key(pk, sk),
+                                           "UpdateExpression": "ADD version :one",
+                                           "ExpressionAttributeValues": {":one": {"N": "1"}}}})]
+
+
+def create_provider(table: str, provider: Provider) -> list[Op]:
+    """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free."""
+    return [provider_put(table, provider, "attribute_not_exists(pk)"),
+            name_claim(table, provider.name, provider.uuid),
+            *class_ref_updates(table, class_ref_deltas({}, provider.inventories))]
+
+
+def rename_provider(table: str, read: Provider, name: str) -> tuple[Provider, list[Op]]:
+    """The provider under a new name, unchanged since read; its link stays (Placement cannot untie it)."""
+    condition, values = unchanged(read.version)
+    renamed = Provider(**{**read.__dict__, "name": name, "version": read.version + 1})
+    ops = [provider_put(table, renamed, condition, values)]
+    if name != read.name:
+        ops += [name_release(table, read.name), name_claim(table, name, read.uuid)]
+    return renamed, ops
+
+
+def write_inventories(table: str, read: Provider, inventories: dict[str, Inventory]) -> tuple[Provider, list[Op]]:
+    """The provider with these inventories (generation +1), unchanged since read; moves its linked version."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "inventories": inventories, "generation": read.generation + 1,
+                          "version": read.version + 1, "inventory_version": read.inventory_version + 1})
+    return written, [provider_put(table, written, condition, values),
+                     *class_ref_updates(table, class_ref_deltas(read.inventories, inventories)),
+                     *linked_version_bump(table, read)]
+
+
+def delete_provider(table: str, read: Provider) -> list[Op]:
+    """The provider, unchanged since read, and its name claim go; moves its linked version."""
+    condition, values = unchanged(read.version)
+    return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
+                                     "ConditionExpression": condition, "ExpressionAttributeValues": values}}),
+            name_release(table, read.name),
+            *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *linked_version_bump(table, read)]

@@ -1,0 +1,241 @@
+"""Issue 14 items 23-32: where this service answered otherwise than the real Placement 16.0.0 (found by a
+differential run), each answered now as Placement answers it. tests/placement_conformance/
+test_reference_differences.py sends the same requests to the real Placement too."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.placement.helpers import PROJECT, USER, claim, new_uuid, provider
+
+RP_PATH = "/placement/resource_providers"
+
+
+def _inventories(placement, rp):
+    return placement.get(f"{RP_PATH}/{rp}/inventories", version="1.28").body
+
+
+# --- 23: whole-number floats are integers --------------------------------------------------------------
+
+def test_whole_number_floats_in_inventories_are_stored_as_integers_and_echoed_as_sent(placement):
+    rp = provider(placement)
+    put = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 10.0, "max_unit": 4.0, "reserved": 1.0, "min_unit": 1.0, "step_size": 1.0}}},
+        version="1.28")
+    assert put.status == 200, put.body
+    assert put.body["inventories"]["VCPU"]["total"] == 10.0 and isinstance(put.body["inventories"]["VCPU"]["total"],
+                                                                            float)
+    stored = _inventories(placement, rp)["inventories"]["VCPU"]
+    assert stored == {"total": 10, "reserved": 1, "min_unit": 1, "max_unit": 4, "step_size": 1,
+                      "allocation_ratio": 1.0}
+    assert all(isinstance(stored[k], int) for k in ("total", "reserved", "min_unit", "max_unit", "step_size"))
+    one = placement.post(f"{RP_PATH}/{rp}/inventories", {"resource_class": "DISK_GB", "total": 20.0},
+                         version="1.28")
+    assert one.status == 201 and one.body["total"] == 20.0
+    update = placement.put(f"{RP_PATH}/{rp}/inventories/DISK_GB",
+                           {"resource_provider_generation": 2, "total": 30.0, "allocation_ratio": 3}, version="1.28")
+    assert update.status == 200 and update.body["allocation_ratio"] == 3 and isinstance(
+        update.body["allocation_ratio"], int)
+    assert _inventories(placement, rp)["inventories"]["DISK_GB"]["allocation_ratio"] == 3.0
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.12", "1.28"])
+def test_whole_number_float_allocation_amounts_are_integers_in_every_put_format(placement, version):
+    rp = provider(placement, VCPU={"total": 8})
+    consumer = new_uuid()
+    if version == "1.0":
+        body = {"allocations": [{"resource_provider": {"uuid": rp}, "resources": {"VCPU": 2.0}}]}
+    else:
+        body = {"allocations": {rp: {"resources": {"VCPU": 2.0}}}, "project_id": PROJECT, "user_id": USER}
+        if version == "1.28":
+            body["consumer_generation"] = None
+    assert placement.put(f"/placement/allocations/{consumer}", body, version=version).status == 204
+    shown = placement.get(f"/placement/allocations/{consumer}", version="1.28").body
+    assert shown["allocations"][rp]["resources"] == {"VCPU": 2}
+    assert isinstance(shown["allocations"][rp]["resources"]["VCPU"], int)
+
+
+def test_whole_number_float_amounts_in_post_allocations(placement):
+    rp = provider(placement, VCPU={"total": 8})
+    consumer = new_uuid()
+    answer = placement.post("/placement/allocations", {consumer: {
+        "allocations": {rp: {"resources": {"VCPU": 3.0}}}, "project_id": PROJECT, "user_id": USER,
+        "consumer_generation": None}}, version="1.28")
+    assert answer.status == 204, answer.body
+    assert placement.get(f"{RP_PATH}/{rp}/usages").body["usages"] == {"VCPU": 3}
+
+
+# --- 24: allocation_ratio in the capacity rule ---------------------------------------------------------
+
+@pytest.mark.parametrize(("version", "ratio", "status"), [
+    ("1.25", 0.05, 400),  # int(10 * 0.05) == 0: no capacity, refused below 1.26
+    ("1.26", 0.05, 200),  # zero capacity allowed from 1.26
+    ("1.26", -1.0, 400),  # negative capacity, refused always
+    ("1.25", 0.1, 200),
+])
+def test_allocation_ratio_counts_in_placements_capacity_rule(placement, version, ratio, status):
+    rp = provider(placement)
+    answer = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 10, "allocation_ratio": ratio}}}, version=version)
+    assert answer.status == status, answer.body
+    if status == 400:
+        assert "Invalid inventory for 'VCPU'" in answer.body["errors"][0]["detail"]
+        assert _inventories(placement, rp)["inventories"] == {}
+
+
+# --- 25: an empty provider name ------------------------------------------------------------------------
+
+def test_an_empty_provider_name_is_400(placement):
+    answer = placement.post(RP_PATH, {"name": ""}, version="1.28")
+    assert answer.status == 400
+    assert "Object action create failed because: name is required" in answer.body["errors"][0]["detail"]
+    assert placement.get(RP_PATH, version="1.28").body["resource_providers"] == []
+
+
+# --- 26: a trailing slash is another path --------------------------------------------------------------
+
+def test_a_trailing_slash_is_404_and_changes_nothing(placement):
+    rp = provider(placement, VCPU={"total": 8})
+    deleted = placement.delete(f"{RP_PATH}/{rp}/inventories/", version="1.28")
+    assert deleted.status == 404 and deleted.header("openstack-api-version") == "placement 1.28"
+    assert list(_inventories(placement, rp)["inventories"]) == ["VCPU"]
+    consumer = new_uuid()
+    written = placement.put(f"/placement/allocations/{consumer}/", {
+        "allocations": {rp: {"resources": {"VCPU": 1}}}, "project_id": PROJECT, "user_id": USER,
+        "consumer_generation": None}, version="1.28")
+    assert written.status == 404
+    assert placement.get(f"/placement/allocations/{consumer}", version="1.28").body["allocations"] == {}
+    assert placement.get(f"{RP_PATH}/", version="1.28").status == 404
+    assert placement.get(f"{RP_PATH}/{rp}/", version="1.28").status == 404
+    assert placement.get("/placement/", token=None).status == 200  # the version document, as upstream
+
+
+# --- 27: HEAD ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "allow"), [
+    ("/placement", "GET"), ("/placement/resource_providers", "GET, POST"),
+    ("/placement/usages", "GET"),
+])
+def test_head_is_405_with_allow_on_placement_routes(placement, path, allow):
+    answer = placement.request("HEAD", path, version="1.28")
+    assert answer.status == 405 and answer.header("allow") == allow and answer.body is None
+
+
+# --- 28: list filters ----------------------------------------------------------------------------------
+
+def test_an_empty_name_filter_lists_every_provider_and_a_dashless_uuid_filter_is_400(placement):
+    a, b = provider(placement, name="a"), provider(placement, name="b")
+    listed = placement.get(f"{RP_PATH}?name=", version="1.28")
+    assert listed.status == 200 and {p["uuid"] for p in listed.body["resource_providers"]} == {a, b}
+    dashless = placement.get(f"{RP_PATH}?uuid={a.replace('-', '')}", version="1.28")
+    assert dashless.status == 400
+    assert "is not a 'uuid'" in dashless.body["errors"][0]["detail"]
+
+
+# --- 29: microversion spellings ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("header", "status", "answered"), [
+    ("placement 01.2", 200, "placement 1.2"),
+    ("placement 1.010", 200, "placement 1.10"),
+    ("placement 1. 2", 200, "placement 1.2"),
+    ("placement 1.2, placement 1.14", 200, "placement 1.14"),
+    ("placement -1.2", 406, None),
+])
+def test_microversion_headers_mean_what_microversion_parse_makes_of_them(placement, header, status, answered):
+    answer = placement.get(RP_PATH, headers={"openstack-api-version": header})
+    assert answer.status == status
+    assert answer.header("openstack-api-version") == answered
+
+
+# --- 30, 31: media types -------------------------------------------------------------------------------
+
+def test_the_version_document_is_served_whatever_the_accept_header(placement):
+    answer = placement.get("/placement", token=None, headers={"accept": "text/html"})
+    assert answer.status == 200 and answer.body["versions"][0]["max_version"] == "1.28"
+
+
+def _raw(placement, path, accept):
+    from tests.integration.placement.conftest import gateway
+
+    headers = {"x-auth-token": placement.key, "host": "127.0.0.1:8000", "openstack-api-version": "placement 1.28"}
+    if accept is not None:
+        headers["accept"] = accept
+    return gateway().handle("GET", path, headers, None)
+
+
+@pytest.mark.parametrize(("accept", "content_type", "starts"), [
+    ("text/html", "text/html; charset=UTF-8", "<html>\n <head>\n  <title>404 Not Found</title>"),
+    ("text/plain", "text/plain; charset=UTF-8", "404 Not Found\n\nThe resource could not be found."),
+    (None, "application/json", '{"errors":'),
+    ("*/*", "application/json", '{"errors":'),
+])
+def test_error_bodies_follow_the_accept_header(placement, accept, content_type, starts):
+    response = _raw(placement, "/placement/nothing-here", accept)
+    headers = {k.lower(): v for k, v in response["headers"].items()}
+    assert response["statusCode"] == 404 and headers["content-type"] == content_type
+    assert str(response["body"]).startswith(starts)
+
+
+# --- 32: smaller differences ---------------------------------------------------------------------------
+
+def test_a_body_over_10_mb_is_placements_400_with_a_request_id(placement):
+    from tests.integration.placement.conftest import gateway
+
+    headers = {"x-auth-token": placement.key, "host": "127.0.0.1:8000", "content-type": "application/json",
+               "accept": "application/json", "openstack-api-version": "placement 1.28"}
+    response = gateway().handle("POST", RP_PATH, headers, b"x" * (10 * 1024 * 1024 + 1))
+    import json
+
+    lowered = {k.lower(): v for k, v in response["headers"].items()}
+    (error,) = json.loads(response["body"])["errors"]
+    assert response["statusCode"] == 400 and error["status"] == 400 and error["code"] == "placement.undefined_code"
+    assert error["request_id"] == lowered["x-openstack-request-id"]
+
+
+def test_405_and_415_details_are_webobs(placement):
+    wrong = placement.get("/placement/allocations", version="1.13")
+    assert wrong.body["errors"][0]["detail"] == ("The method GET is not allowed for this resource. \n\n "
+                                                 "The method specified is not allowed for this resource.")
+    text = placement.post(RP_PATH, raw=b"name=x", headers={"content-type": "text/plain"})
+    assert text.body["errors"][0]["detail"] == (
+        "The request media type text/plain is not supported by this server. \n\n "
+        "The media type text/plain is not supported, use application/json")
+
+
+def test_a_taken_uuid_and_name_names_only_the_uuid(placement):
+    rp = provider(placement, name="taken")
+    answer = placement.post(RP_PATH, {"name": "taken", "uuid": rp}, version="1.28")
+    assert answer.status == 409
+    assert f"Conflicting resource provider uuid: {rp} already exists." in answer.body["errors"][0]["detail"]
+    assert "name:" not in answer.body["errors"][0]["detail"]
+
+
+def test_a_schema_message_is_folded_onto_one_line(placement):
+    answer = placement.post(RP_PATH, {"name": 5}, version="1.28")
+    detail = answer.body["errors"][0]["detail"]
+    assert "JSON does not validate: 5 is not of type 'string'  Failed validating" in detail
+    assert detail.count("\n") == 2  # only the explanation's "\n\n"
+
+
+def test_no_vary_on_404_and_no_last_modified_without_inventories(placement):
+    missing = placement.get(f"{RP_PATH}/{new_uuid()}", version="1.28")
+    assert missing.status == 404 and missing.header("vary") is None
+    assert missing.header("openstack-api-version") == "placement 1.28"
+    rp = provider(placement)
+    empty = placement.get(f"{RP_PATH}/{rp}/inventories", version="1.28")
+    assert empty.header("cache-control") == "no-cache" and empty.header("last-modified") is None
+    assert placement.get(f"{RP_PATH}/{rp}", version="1.28").header("vary") == "openstack-api-version"
+
+
+def test_providers_are_listed_in_creation_order(placement):
+    uuids = ["ffffffff-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002",
+             "88888888-0000-4000-8000-000000000003"]
+    for i, uuid in enumerate(uuids):
+        assert placement.post(RP_PATH, {"name": f"rp-{i}", "uuid": uuid}, version="1.28").status == 200
+    listed = placement.get(RP_PATH, version="1.28").body["resource_providers"]
+    assert [p["uuid"] for p in listed] == uuids
+
+
+def test_claims_still_work_after_float_writes(placement):
+    rp = provider(placement, VCPU={"total": 4.0})
+    assert claim(placement, new_uuid(), {rp: {"VCPU": 4}}).status == 204

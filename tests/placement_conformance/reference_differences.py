@@ -1,0 +1,136 @@
+"""Issue 14 items 23-32 against the real Placement 16.0.0 and this service, side by side:
+`python -m tests.placement_conformance.reference_differences`.
+
+The same requests (fixed uuids, a fresh store on each side) go to the reference (devkit/placement/
+reference.py: its own venv, sqlite, noauth2) and to `make run`'s server on the integration tier's
+store (RP_TEST_STORE); each answer is compared on its status, its content type, the headers the items
+name (allow, vary, last-modified, openstack-api-version) and its body (JSON parsed, request ids and
+max_version left out: the reference serves up to 1.39). Prints one line per difference and
+`N requests, N differences`; exits 1 on any difference not listed in KNOWN (the ones we keep, with why:
+docs/placement.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from devkit.placement.reference import ReferencePlacement
+from devkit.placement.service import start_placement_service
+from devkit.stores import start_store
+
+NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
+RP = "c0ffee00-0000-4000-8000-000000000001"
+RP2 = "0ff1ce00-0000-4000-8000-000000000002"
+C1, C2, C3 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 4))
+V = "placement 1.28"
+ALLOC = {"project_id": "p", "user_id": "u", "consumer_generation": None}
+
+# (method, path, body, headers): the item each step shows is in its comment.
+STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
+    ("POST", "/resource_providers", {"name": "rp1", "uuid": RP}, {}),
+    ("POST", "/resource_providers", {"name": "rp2", "uuid": RP2}, {}),
+    ("GET", "/resource_providers", None, {}),  # 32: creation order
+    ("POST", "/resource_providers", {"name": "", "uuid": C3}, {}),  # 25
+    ("POST", "/resource_providers", {"name": "rp1", "uuid": RP}, {}),  # 32: only the uuid named
+    ("POST", "/resource_providers", {"name": 5}, {}),  # 32: the schema message on one line
+    ("GET", f"/resource_providers/{RP}/inventories", None, {}),  # 32: no last-modified
+    ("PUT", f"/resource_providers/{RP}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 10.0, "max_unit": 4.0, "allocation_ratio": 3}}}, {}),  # 23, 32: echoed as sent
+    ("GET", f"/resource_providers/{RP}/inventories", None, {}),  # 23, 32: stored as integers
+    ("POST", f"/resource_providers/{RP}/inventories", {"resource_class": "DISK_GB", "total": 10.0,
+                                                       "reserved": 2.0}, {}),  # 23
+    ("PUT", f"/resource_providers/{RP}/inventories/DISK_GB", {"resource_provider_generation": 2, "total": 10,
+                                                              "allocation_ratio": 0.05},
+     {"openstack-api-version": "placement 1.25"}),  # 24: no capacity below 1.26
+    ("PUT", f"/resource_providers/{RP}/inventories/DISK_GB", {"resource_provider_generation": 2, "total": 10,
+                                                              "allocation_ratio": -1}, {}),  # 24
+    ("PUT", f"/allocations/{C1}", {"allocations": {RP: {"resources": {"VCPU": 2.0}}}, **ALLOC}, {}),  # 23
+    ("POST", "/allocations", {C2: {"allocations": {RP: {"resources": {"VCPU": 1.0}}}, **ALLOC}}, {}),  # 23
+    ("PUT", f"/allocations/{C3}", {"allocations": [{"resource_provider": {"uuid": RP}, "resources": {"VCPU": 1.0}}]},
+     {"openstack-api-version": "placement 1.0"}),  # 23: the list format
+    ("GET", f"/resource_providers/{RP}/usages", None, {}),
+    ("DELETE", f"/resource_providers/{RP}/inventories/", None, {}),  # 26
+    ("PUT", f"/allocations/{C1}/", {"allocations": {}, **ALLOC}, {}),  # 26
+    ("GET", "/resource_providers/", None, {}),  # 26
+    ("HEAD", f"/resource_providers/{RP}", None, {}),  # 27
+    ("HEAD", "", None, {}),  # 27
+    ("GET", "/resource_providers?name=", None, {}),  # 28
+    ("GET", f"/resource_providers?uuid={RP.replace('-', '')}", None, {}),  # 28
+    ("GET", "/resource_providers", None, {"openstack-api-version": "placement 01.2"}),  # 29
+    ("GET", "/resource_providers", None, {"openstack-api-version": "placement 1.010"}),  # 29
+    ("GET", "/resource_providers", None, {"openstack-api-version": "placement 1. 2"}),  # 29
+    ("GET", "/resource_providers", None, {"openstack-api-version": "placement -1.2"}),  # 29
+    ("GET", "/resource_providers", None, {"openstack-api-version": "placement 1.2, placement 1.14"}),  # 29
+    ("GET", "", None, {"accept": "text/html"}),  # 30
+    ("GET", "/nothing", None, {"accept": "text/html"}),  # 31
+    ("GET", "/nothing", None, {"accept": "text/plain"}),  # 31
+    ("GET", f"/resource_providers/{C1}", None, {"accept": "text/html"}),  # 31
+    ("GET", "/nothing", None, {"accept": ""}),  # 31: none means JSON
+    ("GET", "/allocations", None, {}),  # 32: 405 text
+    ("POST", "/resource_providers", b"name=x", {"content-type": "text/plain"}),  # 32: 415 text
+    ("GET", f"/resource_providers/{C1}", None, {}),  # 32: no vary on a 404
+]
+# Differences we keep on purpose (docs/placement.md says why).
+KNOWN: set[tuple[str, str]] = {("HEAD", f"/resource_providers/{RP}")}  # Allow: we list methods sorted
+HEADERS = ("allow", "vary", "last-modified", "openstack-api-version", "content-type")
+
+
+def _send(base: str, token: str, method: str, path: str, body: Any, headers: dict[str, str]) -> dict[str, Any]:
+    sent = {"x-auth-token": token, "accept": "application/json", "openstack-api-version": V, **headers}
+    data = body if isinstance(body, bytes) else json.dumps(body).encode() if body is not None else None
+    if data is not None:
+        sent.setdefault("content-type", "application/json")
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={k: v for k, v in sent.items() if v})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, got, raw = response.status, response.headers, response.read().decode()
+    except urllib.error.HTTPError as err:
+        status, got, raw = err.code, err.headers, err.read().decode()
+    shown = {name: (got.get(name) is not None) if name == "last-modified" else got.get(name) for name in HEADERS}
+    return {"status": status, "headers": shown, "body": _normal(raw)}
+
+
+def _normal(raw: str) -> Any:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    for entry in (data.get("errors") or []) if isinstance(data, dict) else []:
+        entry.pop("request_id", None)
+        entry.pop("max_version", None)
+    for entry in (data.get("versions") or []) if isinstance(data, dict) else []:
+        entry.pop("max_version", None)
+    return data
+
+
+def main() -> int:
+    store = start_store()
+    ours = start_placement_service(store.endpoint)
+    with tempfile.TemporaryDirectory(prefix="placement-reference-") as workdir:
+        reference = ReferencePlacement(Path(workdir))
+        reference.start()
+        differences = 0
+        try:
+            for method, path, body, headers in STEPS:
+                theirs = _send(reference.base, NOAUTH_ADMIN_TOKEN, method, path, body, headers)
+                mine = _send(ours.base, ours.key, method, path, body, headers)
+                if theirs != mine and (method, path) not in KNOWN:
+                    differences += 1
+                    print(f"DIFF {method} {path} {headers}\n  reference: {theirs}\n  ours:      {mine}")
+        finally:
+            reference.stop()
+            ours.stop()
+            store.stop()
+    print(f"{len(STEPS)} requests, {differences} differences")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
