@@ -54,8 +54,8 @@ def python(cache_dir: Path | None = None) -> Path:
     if cache_dir is not None:
         env["UV_CACHE_DIR"] = str(cache_dir)
     for command in ([str(uv()), "venv", "--quiet", "--python", sys.executable, str(VENV)],
-                    [str(uv()), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(VENV / "bin" / "python"),
-                     "-c", str(CONSTRAINTS), *REQUIREMENTS]):
+                    [str(uv()), "pip", "install", "--quiet", "--compile-bytecode",
+                     "--python", str(VENV / "bin" / "python"), "-c", str(CONSTRAINTS), *REQUIREMENTS]):
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False,  # noqa: S603 - fixed
                               timeout=INSTALL_TIMEOUT)
         if done.returncode != 0:
