@@ -104,6 +104,20 @@ class Client:
             self.local.conn = None
         return response.status, (json.loads(raw) if raw else None)
 
+    def setup(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
+        """A setup request (never measured), tried again while the side answers 5xx or drops the
+        connection: the sqlite reference answers concurrent writes "database is locked" (500), and
+        a failed write there is rolled back."""
+        for attempt in range(SETUP_ATTEMPTS):
+            status, answer = self.call(method, path, body, version)
+            if status != 0 and status < 500:
+                break
+            time.sleep(0.02 * attempt)  # back off from a locked database; not a synchronisation
+        return status, answer
+
+
+SETUP_ATTEMPTS = 30
+
 
 def expect(answer: tuple[int, Any], *statuses: int) -> Any:
     status, body = answer
@@ -180,8 +194,8 @@ WIDE_QUERY = ("/allocation_candidates?" + "&".join(f"resources{i}=CUSTOM_WIDE:1"
 def make_providers(client: Client, count: int) -> list[str]:
     providers = []
     for _ in range(count):
-        rp = expect(client.call("POST", "/resource_providers", {"name": f"bench-{uuid.uuid4().hex}"}), 200)["uuid"]
-        expect(client.call("PUT", f"/resource_providers/{rp}/inventories", {
+        rp = expect(client.setup("POST", "/resource_providers", {"name": f"bench-{uuid.uuid4().hex}"}), 200)["uuid"]
+        expect(client.setup("PUT", f"/resource_providers/{rp}/inventories", {
             "resource_provider_generation": 0,
             "inventories": {"VCPU": {"total": 10_000_000}, "MEMORY_MB": {"total": 1_000_000_000}}}), 200)
         providers.append(rp)
@@ -198,26 +212,26 @@ def compute_tree(client: Client, index: int) -> bool:
     """One compute node as Nova reports it: a root with VCPU/MEMORY_MB/DISK_GB and COMPUTE_NODE; every
     tenth with two children holding CUSTOM_BENCH_DEV and a custom trait; every twentieth disabled.
     False when the side lacks what the tree needs (its root is then left flat)."""
-    root = expect(client.call("POST", "/resource_providers", {"name": f"cn-{index}-{uuid.uuid4().hex[:6]}"},
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"cn-{index}-{uuid.uuid4().hex[:6]}"},
                               version="1.20"), 200)["uuid"]
-    expect(client.call("PUT", f"/resource_providers/{root}/inventories", {
+    expect(client.setup("PUT", f"/resource_providers/{root}/inventories", {
         "resource_provider_generation": 0, "inventories": {
             "VCPU": {"total": 64, "allocation_ratio": 4.0}, "MEMORY_MB": {"total": 262144},
             "DISK_GB": {"total": 4000}}}), 200)
     traits = ["COMPUTE_NODE"] + (["COMPUTE_STATUS_DISABLED"] if index % 20 == 0 else [])
-    status, _ = client.call("PUT", f"/resource_providers/{root}/traits",
+    status, _ = client.setup("PUT", f"/resource_providers/{root}/traits",
                             {"resource_provider_generation": 1, "traits": traits}, version="1.6")
     if status in UNSUPPORTED:
         return False
     if index % 10 == 0:
         for n in range(2):
-            status, child = client.call("POST", "/resource_providers", {
+            status, child = client.setup("POST", "/resource_providers", {
                 "name": f"cn-{index}-dev{n}-{uuid.uuid4().hex[:6]}", "parent_provider_uuid": root}, version="1.20")
             if status in UNSUPPORTED:
                 return False
-            expect(client.call("PUT", f"/resource_providers/{child['uuid']}/inventories", {
+            expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/inventories", {
                 "resource_provider_generation": 0, "inventories": {"CUSTOM_BENCH_DEV": {"total": 4}}}), 200)
-            expect(client.call("PUT", f"/resource_providers/{child['uuid']}/traits", {
+            expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/traits", {
                 "resource_provider_generation": 1, "traits": ["CUSTOM_BENCH_DEV_KIND"]}, version="1.6"), 200)
     return True
 
@@ -230,14 +244,14 @@ def seed_trees(client: Client, start: int, stop: int) -> bool:
 
 def wide_tree(client: Client) -> bool:
     """Upstream bug 2070257's shape: 1 root, 8 children with one CUSTOM_WIDE each, asked in 6 groups."""
-    root = expect(client.call("POST", "/resource_providers", {"name": f"wide-{uuid.uuid4().hex[:8]}"},
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"wide-{uuid.uuid4().hex[:8]}"},
                               version="1.20"), 200)["uuid"]
     for n in range(8):
-        status, child = client.call("POST", "/resource_providers", {
+        status, child = client.setup("POST", "/resource_providers", {
             "name": f"wide-child-{n}-{uuid.uuid4().hex[:6]}", "parent_provider_uuid": root}, version="1.20")
         if status in UNSUPPORTED:
             return False
-        expect(client.call("PUT", f"/resource_providers/{child['uuid']}/inventories", {
+        expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/inventories", {
             "resource_provider_generation": 0, "inventories": {"CUSTOM_WIDE": {"total": 1}}}), 200)
     return True
 
@@ -245,17 +259,17 @@ def wide_tree(client: Client) -> bool:
 def prepare_reshape(client: Client, consumers: int) -> Callable[[], int]:
     """A root with VGPU inventory and `consumers` consumers of one VGPU each, and an empty child;
     returns the reshape (VGPU inventory and every allocation moved to the child) as one request."""
-    root = expect(client.call("POST", "/resource_providers", {"name": f"reshape-{uuid.uuid4().hex[:8]}"},
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"reshape-{uuid.uuid4().hex[:8]}"},
                               version="1.20"), 200)["uuid"]
-    expect(client.call("PUT", f"/resource_providers/{root}/inventories", {
+    expect(client.setup("PUT", f"/resource_providers/{root}/inventories", {
         "resource_provider_generation": 0, "inventories": {"VGPU": {"total": consumers}, "VCPU": {"total": 64}}}), 200)
-    status, child = client.call("POST", "/resource_providers", {"name": f"reshape-child-{uuid.uuid4().hex[:8]}",
+    status, child = client.setup("POST", "/resource_providers", {"name": f"reshape-child-{uuid.uuid4().hex[:8]}",
                                                                 "parent_provider_uuid": root}, version="1.20")
     if status in UNSUPPORTED:
         return lambda: status
     ids = [str(uuid.uuid4()) for _ in range(consumers)]
     with ThreadPoolExecutor(THREADS) as pool:
-        list(pool.map(lambda c: expect(client.call("PUT", f"/allocations/{c}", {
+        list(pool.map(lambda c: expect(client.setup("PUT", f"/allocations/{c}", {
             "allocations": {root: {"resources": {"VGPU": 1, "VCPU": 1}}}, "project_id": PROJECTS[0],
             "user_id": USER, "consumer_generation": None}), 204), ids))
     body = {
@@ -290,7 +304,7 @@ class Side:
         self.trees = 0
         self.lacks: set[str] = set()
         self.aggregate = str(uuid.uuid4())
-        status, _ = client.call("PUT", f"/resource_providers/{self.spread[0]}/aggregates", [self.aggregate],
+        status, _ = client.setup("PUT", f"/resource_providers/{self.spread[0]}/aggregates", [self.aggregate],
                                 version="1.1")
         if status in UNSUPPORTED:
             self.lacks.add("aggregates")
