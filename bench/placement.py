@@ -302,6 +302,10 @@ class Side:
         self.hot = make_providers(client, 1)[0]
         self.consumers: list[str] = []
         self.trees = 0
+        # The custom class and trait the trees use (a side without traits answers 404: it lacks trees).
+        for name in ("CUSTOM_BENCH_DEV", "CUSTOM_WIDE"):
+            client.setup("PUT", f"/resource_classes/{name}", version="1.7")
+        client.setup("PUT", "/traits/CUSTOM_BENCH_DEV_KIND", version="1.6")
         self.lacks: set[str] = set()
         self.aggregate = str(uuid.uuid4())
         status, _ = client.setup("PUT", f"/resource_providers/{self.spread[0]}/aggregates", [self.aggregate],
@@ -341,7 +345,7 @@ class Side:
                                                           for i in range(n)], "1.14"),
             ("GET resource_providers?member_of&resources",
              lambda n: [f"/resource_providers?member_of=in:{self.aggregate}&resources=VCPU:1"] * n, "1.4"),
-            ("GET resource_providers?required", lambda n: ["/resource_providers?required=CUSTOM_BENCH_NONE"] * n,
+            ("GET resource_providers?required", lambda n: ["/resource_providers?required=CUSTOM_BENCH_DEV_KIND"] * n,
              "1.18"),
             ("GET traits?name=startswith", lambda n: ["/traits?name=startswith:CUSTOM_BENCH"] * n, "1.6"),
             ("GET resource_providers/{u}/traits",
