@@ -105,12 +105,15 @@ class Client:
         return response.status, (json.loads(raw) if raw else None)
 
     def setup(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
-        """A setup request (never measured), tried again while the side answers 5xx or drops the
-        connection: the sqlite reference answers concurrent writes "database is locked" (500), and
-        a failed write there is rolled back."""
+        """A setup request (never measured), tried again while the side answers 5xx, drops the
+        connection, or loses a provider-generation race (409 concurrent_update, not a consumer's):
+        the sqlite reference answers concurrent writes "database is locked" (500), the PostgreSQL
+        one runs out of its own retries when many writes hit one provider; both roll back."""
         for attempt in range(SETUP_ATTEMPTS):
             status, answer = self.call(method, path, body, version)
-            if status != 0 and status < 500:
+            raced = status == 409 and "placement.concurrent_update" in json.dumps(answer) and \
+                "consumer generation" not in json.dumps(answer)
+            if status != 0 and status < 500 and not raced:
                 break
             time.sleep(0.02 * attempt)  # back off from a locked database; not a synchronisation
         return status, answer
