@@ -242,7 +242,8 @@ def compute_tree(client: Client, index: int) -> bool:
 def seed_trees(client: Client, start: int, stop: int) -> bool:
     """Trees start..stop-1 through the side's API, concurrently (THREADS); True when all were complete."""
     with ThreadPoolExecutor(THREADS) as pool:
-        return all(pool.map(lambda i: compute_tree(client, i), range(start, stop)))
+        complete = list(pool.map(lambda i: compute_tree(client, i), range(start, stop)))  # every tree, then judge
+    return all(complete)
 
 
 def wide_tree(client: Client) -> bool:
