@@ -22,21 +22,31 @@ help: ## this list: every target and what it does
 # server imports); every other target installs the dev lock, which includes it. uv installs both,
 # showing what it does; pip installs uv itself first (one wheel, at the version requirements-dev.in
 # pins). uv reads no pip configuration: it takes packages from PyPI (UV_INDEX_URL to change that).
-# --compile-bytecode as pip does: without it every start compiles what it imports (1.5 s more for
-# make run) wherever Python may not write bytecode (PYTHONDONTWRITEBYTECODE, a read-only venv).
+# The dev lock is installed with --compile-bytecode, as pip did: tests start many interpreters, and
+# where Python may not write bytecode (PYTHONDONTWRITEBYTECODE) each would compile what it imports.
+# The serve lock is not: compiling its 3,800 files takes 15 to 20 s of the first `make run`; only
+# what the server imports is compiled, by importing it once (moto's backends load on a first request).
 UV := $(VENV)/bin/uv
-UV_INSTALL = $(UV) pip install --python $(PY) --compile-bytecode
+UV_INSTALL = $(UV) pip install --python $(PY)
 
+# The venv starts without pip (ensurepip takes 5 to 20 s): the base Python's pip installs uv into it,
+# or, where the base Python has no pip, the venv's own, made by ensurepip. The locks bring pip later.
+UV_PIN = "$$(grep -E '^uv==' requirements-dev.in)"
 $(UV):
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check "$$(grep -E '^uv==' requirements-dev.in)"
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	if $(PYTHON) -m pip --version >/dev/null 2>&1; then \
+	  $(PYTHON) -m pip --python $(PY) install --disable-pip-version-check $(UV_PIN); \
+	else \
+	  $(PY) -m ensurepip --default-pip && $(PY) -m pip install --disable-pip-version-check $(UV_PIN); \
+	fi
 
 $(VENV)/.installed-serve: requirements-serve.txt | $(UV)
 	$(UV_INSTALL) -r requirements-serve.txt
+	PYTHONDONTWRITEBYTECODE= $(PY) -c 'import app, devkit.server, moto.dynamodb.models, moto.events.models'
 	touch $@
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt | $(UV)
-	$(UV_INSTALL) -r requirements-dev.txt
+	$(UV_INSTALL) --compile-bytecode -r requirements-dev.txt
 	touch $@
 
 # The project itself, editable and without dependencies, for its console script `rp` (pyproject.toml);
@@ -93,8 +103,12 @@ test-unit: setup ## the unit tier only (no store)
 test-integration: setup test-store ## the integration tier only (on the store RP_TEST_STORE names)
 	$(PY) -m pytest tests/integration
 
-bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the bare DynamoDB floor
+# The commit before the composition root (issue 13): the cold start's "before".
+COLDSTART_BASELINE ?= 04334d2
+
+bench: setup test-store ## figures: reports/s, round trips and capacity per kind, ratio to the floor; the cold start
 	$(PY) -m bench.run
+	$(PY) -m bench.coldstart --baseline $(COLDSTART_BASELINE)
 
 bench-fleet: setup test-store ## fleet: plan/apply of the largest one-transaction document, export at 10,000 objects
 	$(PY) -m bench.fleet
@@ -147,6 +161,7 @@ package-%: setup ## one stage's package: `make package-prod` is `make package ST
 	$(PY) -m infra.build template --stage $* --out $(BUILD)/$*-infra.json
 	rm -rf $(BUILD)/$*
 	$(PACKAGE_ENV) $(VENV)/bin/chalice package --stage $* --merge-template $(BUILD)/$*-infra.json $(BUILD)/$*
+	$(PY) -m infra.build prune $(BUILD)/$*/deployment.zip
 	$(PY) -m infra.build verify --stage $* $(BUILD)/$*/sam.json
 
 policies: setup ## rewrite .chalice/policy-*.json from infra/definitions.py (commit them)

@@ -14,10 +14,13 @@ stand-in), authenticated with a Site key.
   read must not touch) over 500 Projects and 2,500 Parties, with about a tenth
   fenced; the view is seeded with BatchWriteItem in the intake's own layout
   (the intake applies one event per write, which is minutes on an emulator,
-  not what is measured here). Then: the first read (the list changed since
-  the last read, so the revision moves; the list is computed and stored), a
-  steady read (the stored list), a Project closed through the intake and the
-  read after it (computed again), and a steady read again.
+  not what is measured here; the item index is seeded the same way). Then:
+  the first read (the list changed since the last read, so the revision
+  moves; the list is computed and stored), a steady read (the stored list),
+  five membership changes through the intake each followed by a read (the
+  change folded into the stored list; their median), a steady read, an item
+  moved and a Project closed, each followed by a read, and a steady read
+  again. Each event's own cost (round trips, units) is shown too.
 
 Read units: what the store reported in ConsumedCapacity (moto reports fixed
 placeholders; DynamoDB Local and AWS compute them; a read that stores the list
@@ -51,6 +54,7 @@ from chalicelib.store.ops import batch_get
 from chalicelib.store.schema import ensure_table
 from chalicelib.view.events import EVENT_ADAPTER
 from chalicelib.view.intake import ViewIntake, _attributes
+from chalicelib.view.marks import index_items, indexed
 
 ACCOUNTS = 4096
 ITEMS = 10_000
@@ -218,12 +222,16 @@ def _view_events(rng_seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str
 
 
 def _seed(svc: Services, events: list[dict[str, Any]]) -> int:
-    """Write the events' entities in the intake's layout, 25 per BatchWriteItem, a few in parallel."""
+    """Write the events' entities in the intake's layout (with the item index), 25 per BatchWriteItem,
+    a few in parallel."""
     rows = []
     for data in events:
         event = EVENT_ADAPTER.validate_python(data)
         entity_key, attributes = _attributes(event)
         rows.append({**entity_key, **to_item({**attributes, "revision": event.revision})})
+        entry = indexed(attributes)  # a required item's entries in the Site's item index (view/marks.py)
+        if entry is not None:
+            rows += index_items(attributes["site"], entry)
     chunks = [rows[i:i + 25] for i in range(0, len(rows), 25)]
 
     def write(chunk: list[dict[str, Any]]) -> None:
@@ -273,6 +281,8 @@ def _retained(services: Services) -> list[str]:
         lines = [f"retained accounts, {ITEMS:,} items at k8s ({OTHER_SITE_ITEMS:,} more at slurm, not read), "
                  f"{PROJECTS} Projects, {PARTIES:,} Parties ({seeded + 1:,} rows seeded in {seeding:.1f} s):"]
 
+        read_ms: list[float] = []
+
         def read(label: str, repeat: int = 1) -> dict[str, Any]:
             times, body, calls, capacity = [], None, {}, 0.0
             for _ in range(repeat):
@@ -283,7 +293,8 @@ def _retained(services: Services) -> list[str]:
             assert body is not None
             capacity = sum(v for k, v in by_call.items() if k in _READS)
             writes = sum(v for k, v in by_call.items() if k not in _READS)
-            timing = f"{statistics.median(times) * 1000:,.0f} ms" + (f" (median of {repeat})" if repeat > 1 else "")
+            read_ms.append(statistics.median(times) * 1000)
+            timing = f"{read_ms[-1]:,.0f} ms" + (f" (median of {repeat})" if repeat > 1 else "")
             lines.append(f"  {label:28}: revision {body['revision']}, {len(body['accounts']):,} accounts, "
                          f"{timing}, {_calls(calls)} round trips, read units reported {capacity:,.0f}"
                          + (f" (and {writes:,.0f} write units)" if writes else ""))
@@ -298,12 +309,40 @@ def _retained(services: Services) -> list[str]:
         lines.append(f"  stored list: {stored:,} bytes in {chunks} chunk(s) (zlib of a string table and index rows,"
                      f" {stored / len(first['accounts']):.1f} bytes per account); floor {math.ceil(stored / 4096)}"
                      f" read units (bytes / 4 KB); computing it by DynamoDB's rule: {estimate:,} read units")
+        scenario.svc.authenticator.authenticate(scenario.service_key)
+
+        def event(label: str, data: dict[str, Any]) -> None:
+            """One event through the handler stack, with what its write costs."""
+            (status, answer), elapsed, calls, _ = _measure(scenario.svc, lambda: scenario.call(
+                "POST", "/api/resource-provisioning/events", {"events": [data]}, key=scenario.service_key))
+            assert status == 200 and answer["applied"] == 1, answer
+            by_call = dict(scenario.svc.round_trips.capacity)
+            reads = sum(v for k, v in by_call.items() if k in _READS)
+            writes = sum(v for k, v in by_call.items() if k not in _READS)
+            lines.append(f"  event: {label:21}: {elapsed * 1000:,.0f} ms, {_calls(calls)} round trips, "
+                         f"{writes:,.0f} write units, {reads:,.0f} read units")
+
+        kept = {(a["projectId"], a["partyId"]) for a in first["accounts"]}
+        members = [e for e in view if e["type"] == "membership" and e["generation"] == 1
+                   and (e["projectId"], e["partyId"]) in kept]
+        times = []
+        for n, member in enumerate(members[:5]):  # five changes, each read once: the median of those reads
+            event("membership (fences)", {**member, "generation": 2, "revision": 2})
+            fenced = read(f"after one membership change ({n + 1})")
+            times.append(read_ms[-1])
+            assert len(fenced["accounts"]) == len(first["accounts"]) - n - 1
+        steady = read("steady read again", repeat=5)
+        lines.append(f"  after one membership change: median of the 5 reads {statistics.median(times):,.0f} ms; "
+                     f"the steady read's median {read_ms[-1]:,.0f} ms")
+        assert steady == fenced
+        moved = next(i for i in items if i["site"] == "k8s" and i["required"])
+        event("accepted_item (moves)", {**moved, "generation": 7, "revision": 2})
+        changed = read("after one item changed")
+        assert changed["revision"] > fenced["revision"]
         closed = next(e for e in view if e["type"] == "project" and e["state"] == "active")
-        status, _ = scenario.call("POST", "/api/resource-provisioning/events", {"events": [
-            {**closed, "state": "closed", "revision": 2}]}, key=scenario.service_key)
-        assert status == 200
+        event("project (closes)", {**closed, "state": "closed", "revision": 2})
         changed = read("after a Project closed")
-        assert changed["revision"] == 3 and len(changed["accounts"]) < len(first["accounts"])
+        assert len(changed["accounts"]) < len(fenced["accounts"])
         assert read("steady read again", repeat=5) == changed
         return lines
     finally:

@@ -8,19 +8,24 @@
   inside the process, so their sum is what a cold Lambda container spends before answering. Median of
   COLDSTART_REPORTS (default 5) processes.
 
-`python -m bench.coldstart [--app-dir DIR]`: DIR (default: this checkout) is the tree whose `app.py` is
-measured, so an older commit checked out elsewhere is measured with the same harness and the same store.
+`python -m bench.coldstart [--app-dir DIR] [--baseline REV]`: DIR (default: this checkout) is the tree
+whose `app.py` is measured; with REV, that commit is also checked out (a temporary git worktree) and
+measured first with the same harness, the same interpreter and the same store, so the two lines compare
+before and after. `make bench` measures against BASELINE (04334d2, the commit before the composition root).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,20 +107,41 @@ def first_reports(app_dir: Path, runs: int) -> dict[str, float]:
             "total_ms": statistics.median(s["import_ms"] + s["first_report_ms"] for s in samples)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--app-dir", type=Path, default=Path(__file__).resolve().parent.parent)
-    args = parser.parse_args(argv)
-    pairs = int(os.environ.get("COLDSTART_PAIRS", "9"))
-    runs = int(os.environ.get("COLDSTART_REPORTS", "5"))
-    ratio = import_ratio(args.app_dir, pairs)
-    first = first_reports(args.app_dir, runs)
-    print(f"cold start of {args.app_dir}:")
+@contextlib.contextmanager
+def checkout(rev: str) -> Iterator[Path]:
+    """A temporary worktree of `rev` (removed afterwards)."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="rp-coldstart-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "--quiet", str(tree), rev], check=True)
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def measure(app_dir: Path, label: str, pairs: int, runs: int) -> None:
+    ratio = import_ratio(app_dir, pairs)
+    first = first_reports(app_dir, runs)
+    print(f"cold start, {label}:")
     print(f"  import app: {ratio['ratio']:.2f}x the floor (median of {pairs} pairs; "
           f"app {ratio['app_s'] * 1000:.0f} ms, boto3 + DynamoDB client {ratio['floor_s'] * 1000:.0f} ms, "
           "whole processes)")
     print(f"  first report after a cold start: {first['first_report_ms']:.0f} ms after an import of "
           f"{first['import_ms']:.0f} ms ({first['total_ms']:.0f} ms in all, median of {runs})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app-dir", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--baseline", help="a commit to measure first, as 'before'")
+    args = parser.parse_args(argv)
+    pairs = int(os.environ.get("COLDSTART_PAIRS", "9"))
+    runs = int(os.environ.get("COLDSTART_REPORTS", "5"))
+    if args.baseline:
+        with checkout(args.baseline) as tree:
+            measure(tree, f"before ({args.baseline})", pairs, runs)
+    measure(args.app_dir, "now" if args.baseline else str(args.app_dir), pairs, runs)
     return 0
 
 

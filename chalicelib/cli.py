@@ -24,7 +24,7 @@ from chalicelib.commitments.service import sync as commitments_sync
 from chalicelib.commitments.store import CommitmentStore
 from chalicelib.compute.errors import ComputeError
 from chalicelib.compute.errors import Unavailable as ComputeUnavailable
-from chalicelib.config import endpoint_from_env
+from chalicelib.config import ConfigurationError, endpoint_from_env
 from chalicelib.errors import Unavailable
 from chalicelib.runtime import Services, build_services
 from chalicelib.store.schema import ensure_table
@@ -87,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if endpoint_from_env():
         use_local_credentials()  # an emulator (e.g. `make run`'s store) accepts any credentials
-    services = build_services()
+    try:
+        services = build_services()
+    except ConfigurationError as exc:  # names the variable and what it must be, never its value
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.group == "commitments":
             return _commitments(services, args)

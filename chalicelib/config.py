@@ -117,3 +117,26 @@ class FleetSettings:
             events_endpoint=env_str(env, "RP_FLEET_EVENTS_ENDPOINT"),
             drift_interval_seconds=env_float(env, "RP_DRIFT_INTERVAL_SECONDS", 900.0, positive=True),
         )
+
+
+@dataclass(frozen=True)
+class PlacementAuthSettings:
+    """How Placement authenticates and authorizes (issue 16, docs/placement-keystone.md): Placement keys
+    only, or Keystone tokens too; Placement's policy defaults, new or deprecated; an override file."""
+
+    auth: str  # "keys" or "keystone"
+    policy_mode: str  # "secure" or "legacy"
+    policy_file: str | None
+
+    @classmethod
+    def from_env(cls, env: Env | None = None) -> PlacementAuthSettings:
+        env = os.environ if env is None else env
+        return cls(
+            auth=env_choice(env, "RP_PLACEMENT_AUTH", "keys", ("keys", "keystone")),
+            policy_mode=env_choice(env, "RP_PLACEMENT_POLICY", "secure", ("secure", "legacy")),
+            policy_file=env_str(env, "RP_PLACEMENT_POLICY_FILE"),
+        )
+
+    @property
+    def keystone(self) -> bool:
+        return self.auth == "keystone"

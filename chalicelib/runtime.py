@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chalice import Blueprint
 
@@ -28,6 +28,9 @@ from chalicelib.http.contract import CONTRACT
 from chalicelib.http.family import Family, Route, Wiring, build_blueprint
 from chalicelib.store.client import RoundTripCounter, make_client
 from chalicelib.tenants.store import TenantStore
+
+if TYPE_CHECKING:
+    from chalicelib.placement.service import PlacementService
 
 T = TypeVar("T")
 
@@ -61,6 +64,16 @@ class Services:
     @property
     def contract(self) -> ContractDeps:
         return self._once("contract", lambda: ContractDeps(self, self.settings.idempotency_ttl_days))
+
+    @property
+    def placement(self) -> PlacementService:
+        """Placement's service (its schemas and handlers load with it, on the first Placement request)."""
+        def build() -> PlacementService:
+            from chalicelib.placement.deps import placement_service
+
+            return placement_service(self.client, self.table)
+
+        return self._once("placement", build)
 
 
 def build_services(settings: Settings | None = None, client: Any = None) -> Services:
@@ -130,7 +143,7 @@ def placement_blueprint() -> Blueprint:
     from chalicelib.placement.family import PlacementFamily
     from chalicelib.placement.handler import ROUTES
 
-    return _blueprint(PlacementFamily(), ROUTES, services)
+    return _blueprint(PlacementFamily(), ROUTES, lambda: services().placement)
 
 
 # --- scheduled functions and event sources -----------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
 from chalicelib.commitments.service import start_sync_timer
-from chalicelib.config import Settings, endpoint_from_env
+from chalicelib.config import ConfigurationError, Settings, endpoint_from_env
 from chalicelib.fleet.reconciler import start_reconciler_timer
 from chalicelib.observability import use_log_format
 from chalicelib.runtime import build_services, use_services
@@ -78,6 +78,7 @@ def main() -> int:
     refuse_bad_keys()  # before anything starts: nothing to stop
     port = port_from_env()
     refuse_busy_port(port)
+    Settings.from_env()  # a variable that cannot be read stops the start here, naming it (see the end)
     from app import app
 
     use_local_credentials()
@@ -131,4 +132,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ConfigurationError as exc:  # names the variable and what it must be, never its value
+        sys.exit(f"make run: {exc}")

@@ -18,14 +18,23 @@ exact ones.
 
 `verify` checks that the merge landed where it should (a renamed Chalice
 resource would otherwise leave a half resource) and prints the resource list.
+
+`prune` takes out of the Lambda zip what `chalice package` puts in but no
+function imports (NOT_SHIPPED: setuptools, which pbr's metadata pulls in, and
+its hooks), and says how much smaller the zip got.
 Nothing here talks to AWS.
+
+    python -m infra.build prune build/dev/deployment.zip
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +299,34 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+# Top-level names in the Lambda zip that nothing imports at run time (decision 0029):
+# setuptools comes in because pbr (keystoneauth1's, stevedore's) declares it; `import app` loads none of it.
+NOT_SHIPPED = re.compile(r"^(setuptools|pkg_resources|_distutils_hack|distutils-precedence\.pth"
+                         r"|setuptools-[^/]*\.dist-info)(/|$)")
+
+
+def prune(zip_path: Path) -> tuple[int, int, list[str]]:
+    """Rewrite the zip without NOT_SHIPPED; returns (bytes before, bytes after, top-level names taken out)."""
+    before = zip_path.stat().st_size
+    pruned = zip_path.with_suffix(".pruned.zip")
+    removed: set[str] = set()
+    with zipfile.ZipFile(zip_path) as source, zipfile.ZipFile(pruned, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            if NOT_SHIPPED.match(info.filename):
+                removed.add(info.filename.split("/", 1)[0])
+                continue
+            with source.open(info) as member, target.open(info, "w") as copy:  # the same name, mode and time
+                shutil.copyfileobj(member, copy)
+    pruned.replace(zip_path)
+    return before, zip_path.stat().st_size, sorted(removed)
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    before, after, removed = prune(Path(args.zip))
+    print(f"{args.zip}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB without {', '.join(removed) or 'nothing'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.build", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -306,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--stage", required=True)
     check.add_argument("template")
     check.set_defaults(run=cmd_verify)
+    pruning = commands.add_parser("prune", help="take what no function imports out of the Lambda zip")
+    pruning.add_argument("zip")
+    pruning.set_defaults(run=cmd_prune)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chalicelib.view.keys import SiteBinding as SiteBinding  # the view's record, read by members
+
 
 @dataclass(frozen=True)
 class Username:
@@ -21,10 +23,3 @@ class Membership:
     generation: int
 
 
-@dataclass(frozen=True)
-class SiteBinding:
-    """A Party's `site` binding at one Site."""
-
-    binding_id: str
-    revision: int
-    state: str

@@ -13,8 +13,3 @@ from chalicelib.placement.store import PlacementStore
 def placement_service(client: Any, table: str) -> PlacementService:
     return PlacementService(PlacementStore(client, table))
 
-
-def placement(svc: Any) -> PlacementService:
-    """The service over the process's DynamoDB client and table (`svc`: what the composition root hands
-    Placement's routes)."""
-    return placement_service(svc.client, svc.table)

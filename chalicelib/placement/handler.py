@@ -26,17 +26,9 @@ UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 40
 
 
 def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
-    """handlers.<module>.<function>, given the Placement service over what the composition root hands the
-    family (the one factory, chalicelib/placement/deps.py)."""
-    handler = lazy(f"chalicelib.placement.handlers.{module}", function)
-
-    def serve(deps: Any, request: Request) -> Reply:
-        from chalicelib.placement.deps import placement
-
-        return handler(placement(deps), request)
-
-    serve.__name__ = serve.__qualname__ = function
-    return serve
+    """handlers.<module>.<function>, loaded on its first call; it is given the Placement service the
+    composition root built once (chalicelib/runtime.py, through the one factory in placement/deps.py)."""
+    return lazy(f"chalicelib.placement.handlers.{module}", function)
 
 
 def _route(name: str, method: str, path: str, grant: str | None, module: str, function: str) -> Route[Any]:

@@ -11,7 +11,9 @@
 | custom resource class             | PLRC                   | <name>          |
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid>, so listing them is one Query on the sparse
-KEYS_ONLY index plus consistent BatchGets. Every write is one TransactWriteItems whose
+KEYS_ONLY index plus consistent BatchGets (sorted by `createdUs`, their creation stamp); a provider
+another package links (`linkedVersion`: fleet's pools) has that counter moved by its inventory writes
+(the operations are built in items.py). Every write is one TransactWriteItems whose
 conditions state its invariants: what the decision read is unchanged (a provider's `version`,
 bumped by every write of it, or for allocation writes its `invVersion`, bumped by inventory
 writes, plus room for each growing class), a consumer's `version` (or its absence), unique

@@ -12,10 +12,6 @@ def site_partition(site: str) -> str:
     return f"RETAINED#{site}"
 
 
-def change_counter_key(site: str, shard: str) -> dict[str, Any]:
-    return key(site_partition(site), shard)
-
-
 def list_header_key(site: str) -> dict[str, Any]:
     return key(site_partition(site), "list")
 

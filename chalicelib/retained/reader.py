@@ -13,11 +13,19 @@ consistent), and each view entity is one unit (they are far below 4 KB).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chalicelib.retained.rules import Item, Project, SiteBinding
-from chalicelib.store.ops import batch_get, query_pages
-from chalicelib.view.keys import accepted_item_key, membership_key, party_site_binding_key, project_key
+from chalicelib.store.ops import batch_get, query_all, query_pages
+from chalicelib.view.keys import (
+    accepted_item_key,
+    index_query,
+    membership_key,
+    party_site_binding_key,
+    project_key,
+)
 
 _WORKERS = 8
 
@@ -38,6 +46,39 @@ def query_required_items(client: Any, table: str, site: str) -> list[Item]:
     )
     return [Item(v["projectId"], v["partyId"], int(v["generation"]), int(v["managementGeneration"]), required=True)
             for page in pages for v in page]
+
+
+def query_scope(client: Any, table: str, site: str, scope: str) -> list[Item]:
+    """The Site's required items in one scope, from the item index the intake keeps (view/marks.py)."""
+    where = index_query(site, scope)
+    values: dict[str, Any] = {":p": {"S": where.partition}}
+    condition = "pk = :p"
+    if where.prefix is not None:
+        condition += " AND begins_with(sk, :s)"
+        values[":s"] = {"S": where.prefix}
+    items = []
+    for entry in query_all(client, table, KeyConditionExpression=condition, ExpressionAttributeValues=values,
+                           ProjectionExpression="sk, generation, managementGeneration"):
+        other, _, _item_id = str(entry["sk"]).partition("#")
+        project_id, party_id = (scope_id(scope), other) if where.by_project else (other, scope_id(scope))
+        items.append(Item(project_id, party_id, int(entry["generation"]), int(entry["managementGeneration"]),
+                          required=True))
+    return items
+
+
+def scope_id(scope: str) -> str:
+    """The Project of a project or pair scope, the Party of a party scope."""
+    return scope.split("#")[1]
+
+
+def query_scopes(client: Any, table: str, site: str, scopes: Iterable[str]) -> list[Item]:
+    """The required items of every scope (an item in two scopes comes twice: the rules keep sets), in parallel."""
+    ordered = sorted(scopes)
+    if len(ordered) <= 1:
+        return [i for scope in ordered for i in query_scope(client, table, site, scope)]
+    with ThreadPoolExecutor(max_workers=min(_WORKERS, len(ordered))) as pool:
+        parts = list(pool.map(lambda scope: query_scope(client, table, site, scope), ordered))
+    return [i for part in parts for i in part]
 
 
 def batch_get_all(client: Any, table: str, keys: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -14,11 +14,18 @@ Party's current binding at this Site; `generation` is the item's.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+# The scopes and counters are the view's keys (it writes them); the list is computed from them.
+from chalicelib.view.keys import CHANGE_SHARDS as CHANGE_SHARDS
+from chalicelib.view.keys import PAIR_SCOPE, PARTY_SCOPE, PROJECT_SCOPE
+from chalicelib.view.keys import SiteBinding as SiteBinding  # the view's record, read by the list's rules
+from chalicelib.view.keys import change_shard as change_shard
 
 PROJECT_INACTIVE = "project_inactive"
 MANAGEMENT_GENERATION = "management_generation"
@@ -42,11 +49,6 @@ class Project:
     state: str
     management_generation: int
 
-
-@dataclass(frozen=True)
-class SiteBinding:
-    binding_id: str
-    state: str
 
 
 RetainedAccount = tuple[str, str, str, int]  # projectId, partyId, bindingId, generation
@@ -108,17 +110,11 @@ def as_body(revision: int, accounts: list[RetainedAccount]) -> dict[str, object]
 
 # --- the stored list (docs/decisions/0002-retained-accounts-materialized.md) -------------------
 
-CHANGE_SHARDS = 32
 LIST_FORMAT = 1
 # A chunk's bytes stay well below DynamoDB's 400 KB item limit, with room for its key and names.
 CHUNK_BYTES = 350_000
 
 Stamp = Mapping[str, int]  # change counter (its sort key) -> its count, as a list was computed from
-
-
-def change_shard(entity: str) -> str:
-    """The sort key of the change counter an input entity's events bump (spreads concurrent bumps)."""
-    return f"changes#{zlib.crc32(entity.encode()) % CHANGE_SHARDS:02d}"
 
 
 def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
@@ -131,6 +127,54 @@ def is_current(stamp: Stamp | None, counters: Stamp) -> bool:
         return False
     names = set(stamp) | set(counters)
     return all(stamp.get(n, 0) == counters.get(n, 0) for n in names)
+
+
+@dataclass(frozen=True)
+class Scopes:
+    """Scopes parsed once (a list of thousands of rows is tested against them)."""
+
+    projects: frozenset[str]
+    parties: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, scopes: Iterable[str]) -> Scopes:
+        projects, parties, pairs = set(), set(), set()
+        for scope in scopes:
+            kind, *ids = scope.split("#")
+            if kind == PROJECT_SCOPE:
+                projects.add(ids[0])
+            elif kind == PARTY_SCOPE:
+                parties.add(ids[0])
+            elif kind == PAIR_SCOPE:
+                pairs.add((ids[0], ids[1]))
+            else:
+                raise ValueError(f"unknown scope {scope!r}")
+        return cls(frozenset(projects), frozenset(parties), frozenset(pairs))
+
+    def holds(self, account: RetainedAccount) -> bool:
+        """Whether a change of one of the scopes can change this row (its Project, Party or pair)."""
+        return account[0] in self.projects or account[1] in self.parties or account[:2] in self.pairs
+
+
+def in_scopes(account: RetainedAccount, scopes: Iterable[str]) -> bool:
+    return Scopes.of(scopes).holds(account)
+
+
+def patch_list(stored: Iterable[RetainedAccount], scopes: Iterable[str],
+               recomputed: Iterable[RetainedAccount]) -> list[RetainedAccount]:
+    """The list with every row of the scopes replaced by `recomputed` (the rows of every item in them).
+
+    A row depends only on the items of its (Project, Party) pair and that pair's Project, binding and
+    membership, so the rows outside the scopes are what a full computation would give them.
+    """
+    parsed = Scopes.of(scopes)
+    rows = [row for row in stored if not parsed.holds(row)]  # sorted and distinct, as stored
+    for row in sorted(set(recomputed)):  # a few rows: inserted in place rather than the whole list sorted
+        at = bisect.bisect_left(rows, row)
+        if at == len(rows) or rows[at] != row:
+            rows.insert(at, row)
+    return rows
 
 
 def encode_list(accounts: list[RetainedAccount]) -> bytes:
@@ -151,6 +195,15 @@ def decode_list(data: bytes) -> list[RetainedAccount]:
         raise ValueError("unknown list format")
     strings = document["s"]
     return [(strings[p], strings[q], strings[b], int(g)) for p, q, b, g in document["r"]]
+
+
+def encode_strings(strings: list[str]) -> bytes:
+    """zlib of a compact JSON list of strings (a patch's scopes)."""
+    return zlib.compress(json.dumps(strings, separators=(",", ":")).encode("ascii"))
+
+
+def decode_strings(data: bytes) -> list[str]:
+    return [str(s) for s in json.loads(zlib.decompress(data))]
 
 
 def split(data: bytes, size: int = CHUNK_BYTES) -> list[bytes]:

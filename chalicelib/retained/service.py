@@ -1,11 +1,15 @@
 """`GET /resource-provisioning/{site}/retained-accounts`: the list, and a revision that never lies.
 
-The list is stored (materialized.py) and recomputed only when an input changed since it was
-computed: the intake adds 1 to one of the Site's change counters in the same transaction as every
-applied item, Project, membership or Party Site binding event, and the stored list carries the
-counts it was computed at (its stamp). A read whose counters equal the stamp answers the stored
-list; otherwise it computes the list from the Site's items and the view entities they name
-(reader.py, never a scan) and stores it for the reads after it
+The list is stored (materialized.py) and kept up to date by each change: the intake counts every
+applied item, Project, membership or Party Site binding event on one of the Site's change counters,
+with the scopes (a Project, a Party, a (Project, Party) pair) whose rows it can change, in the
+transaction that writes the entity, and keeps an index of the Site's required items by Project and
+by Party (view/marks.py). A read with no pending scope answers the stored list. A read with pending
+scopes folds them in: it recomputes only their rows, from the index and the view entities it names
+(reader.py), patches the stored list, and stores it in the same transaction that takes those
+scopes off the counters. More than MAX_FOLDED_SCOPES pending scopes, no stored list yet, or a
+Site with items from before the index: the list is computed from the Site's items and the view
+entities they name (never a scan), as on a Site's first read
 (docs/decisions/0002-retained-accounts-materialized.md).
 
 The revision lives on the Site's `RETAINED#<site>` item, with the digest of the list that
@@ -34,30 +38,39 @@ item ever, revision 0 and an empty list.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chalicelib.errors import Unavailable
 from chalicelib.observability import logger
 from chalicelib.retained.materialized import (
+    Header,
     SiteState,
+    StoredList,
     claim_revision,
+    prune,
     read_list,
     read_revision,
     read_state,
+    read_stored,
     store_list,
 )
-from chalicelib.retained.reader import query_required_items, read_view
+from chalicelib.retained.reader import query_required_items, query_scopes, read_view
 from chalicelib.retained.rules import (
     RetainedAccount,
     as_body,
     is_current,
     list_digest,
+    patch_list,
     retained_accounts,
 )
 from chalicelib.store.table import TableAccess
 
 _MAX_ATTEMPTS = 5
 MAX_ACCOUNTS = 10_000
+# More pending scopes than this (a burst of events between two reads) and one full computation is
+# cheaper than a Query per scope: the list is computed from the Site's items, as on its first read.
+MAX_FOLDED_SCOPES = 200
 
 
 # The named causes of this read's 503s (the HTTP layer logs the cause's class name).
@@ -79,16 +92,53 @@ def compute_list(db: TableAccess, site: str) -> list[RetainedAccount]:
     return retained_accounts(items, projects, bindings, memberships)
 
 
+def _stored(db: TableAccess, site: str, header: Header) -> tuple[list[RetainedAccount], str] | None:
+    stored = read_list(db.client, db.table, site, header)
+    return None if stored is None else (stored, header.digest)
+
+
+def _fold(db: TableAccess, site: str, state: SiteState, header: Header,
+          scopes: frozenset[str]) -> tuple[list[RetainedAccount], str] | None:
+    """The stored list with the rows of the pending scopes computed again from the item index and the
+    view entities they name; stored, and the scopes taken off the counters, in one transaction."""
+    client, table = db.client, db.table
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reading = pool.submit(read_stored, client, table, site, header)
+        items = query_scopes(client, table, site, scopes)
+        projects, bindings, memberships = read_view(client, table, site, items)
+        stored = reading.result()
+    if stored is None:
+        return None
+    before = stored.accounts()
+    recomputed = retained_accounts(items, projects, bindings, memberships)
+    accounts = patch_list(before, scopes, recomputed)
+    if accounts == before:
+        store_list(client, table, site, state, accounts, header.digest, unchanged=True)
+        return accounts, header.digest
+    # The same list as the stored base with one patch: the earlier patch's rows outside these scopes,
+    # and the rows recomputed for them.
+    patch = StoredList(stored.base, stored.scopes | scopes, patch_list(stored.rows, scopes, recomputed))
+    digest = list_digest(accounts)
+    store_list(client, table, site, state, accounts, digest, patch=patch)
+    return accounts, digest
+
+
 def _current_list(db: TableAccess, site: str, state: SiteState) -> tuple[list[RetainedAccount], str] | None:
     """The Site's list and its digest; None when the stored list was replaced while being read."""
     header = state.header
-    if header is not None and is_current(header.stamp, state.counters):
-        stored = read_list(db.client, db.table, site, header)
-        return None if stored is None else (stored, header.digest)
+    if header is not None and state.indexed:
+        # The counters name every scope whose rows may have changed since the list was stored.
+        pending = state.pending
+        if not pending:
+            return _stored(db, site, header)
+        if len(pending) <= MAX_FOLDED_SCOPES:
+            return _fold(db, site, state, header, pending)
+    elif header is not None and is_current(header.stamp, state.counters):
+        return _stored(db, site, header)  # a Site with items from before the index: as in 0002
     # The counters were read before the inputs: the list reflects at least every change they count.
     accounts = compute_list(db, site)
     digest = list_digest(accounts)
-    store_list(db.client, db.table, site, header, state.counters, accounts, digest)
+    store_list(db.client, db.table, site, state, accounts, digest)
     return accounts, digest
 
 
@@ -104,6 +154,10 @@ def get_retained_accounts(db: TableAccess, site: str, limit: int = MAX_ACCOUNTS)
     for _ in range(_MAX_ATTEMPTS):
         state = read_state(db.client, db.table, site)
         if state.revision == 0:
+            # No item ever: the empty list. Project and membership events mark every Site, so their
+            # scopes are taken off here too, or a Site without items would gather them for ever.
+            if state.scopes:
+                prune(db.client, db.table, site, state)
             return as_body(0, [])
         current = _current_list(db, site, state)
         if current is not None:

@@ -17,6 +17,9 @@ Single-table layout (pk, sk are strings):
 | retained list: change count | RETAINED#<site>                 | changes#NN |
 | retained list: header       | RETAINED#<site>                 | list      |
 | retained list: chunk        | RETAINEDLIST#<site>             | <generation>#<n> |
+| retained list: patch        | RETAINEDLIST#<site>             | <generation>#patch |
+| required items by Project   | RETAINEDIDX#<site>#project#<projectId> | <partyId>#<itemId> |
+| required items by Party     | RETAINEDIDX#<site>#party#<partyId> | <projectId>#<itemId> |
 | Placement resource provider | PLRP#<uuid>                     | -         |
 | Placement allocation        | PLRP#<providerUuid>             | ALLOC#<consumerUuid> |
 | Placement provider name     | PLRPNAME#<name>                 | -         |

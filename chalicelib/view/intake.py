@@ -3,8 +3,9 @@
 Each event is one conditional write (`revision` must be newer than the stored
 one), so a duplicate or a late event is ignored and a repeated batch
 converges. Events that also maintain an index (a Project binding's entry in
-its provider ref; an accepted item's Site revision) write both in one
-transaction.
+its provider ref; an accepted item's Site revision and item index) or that
+change a Site's retained list (marks.py: the scopes counted on its change
+counters) write all of it in one transaction.
 """
 
 from __future__ import annotations
@@ -17,14 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chalicelib.contract.types import SITES
 from chalicelib.contract.validation import invalid_input
 from chalicelib.errors import Unavailable
-from chalicelib.retained.keys import change_counter_key
-from chalicelib.retained.rules import change_shard
 from chalicelib.store.codec import to_item, to_value
-from chalicelib.store.errors import store_errors
-from chalicelib.store.ops import TransactionCanceled, get_item, transact
+from chalicelib.store.ops import ConditionFailed, Op, get_item, put_if, transact
 from chalicelib.view import keys
 from chalicelib.view.events import (
     AcceptedItemEvent,
@@ -35,6 +32,7 @@ from chalicelib.view.events import (
     ProjectEvent,
     UsernameEvent,
 )
+from chalicelib.view.marks import by_counter, index_change, indexed, marked_scopes
 
 _MAX_ATTEMPTS = 8
 _WORKERS = 8
@@ -75,13 +73,12 @@ def _attributes(event: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return entity_key, event.model_dump(by_alias=True, exclude={"type", "revision"})
 
 
-def _sites_whose_list_reads(event: Any) -> tuple[str, ...]:
-    """The Sites whose retained list is computed from the entity (retained/rules.py's inputs)."""
-    if isinstance(event, (ProjectEvent, MembershipEvent)):
-        return SITES
-    if isinstance(event, PartySiteBindingEvent):
-        return (event.site,)
-    return ()
+def counter_updates(table: str, marks: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """One Update per change counter the marks fall on: 1 added to its count, the scopes to its set."""
+    return [{"Update": {"TableName": table, "Key": keys.change_counter_key(site, shard),
+                        "UpdateExpression": "ADD changes :one, scopes :s",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}, ":s": {"SS": sorted(scopes)}}}}
+            for (site, shard), scopes in sorted(by_counter(marks).items())]
 
 
 class ViewIntake:
@@ -117,45 +114,63 @@ class ViewIntake:
         if isinstance(event, ProjectBindingEvent):
             return self._apply_project_binding(event, item)
         if isinstance(event, AcceptedItemEvent):
-            # Any applied item of a Site moves that Site's retained revision on (off 0 the first time),
-            # and its item change counter (the revision item's own `changes`).
-            return self._put_counted(item, event.revision, [{
-                "TableName": self._table, "Key": keys.retained_key(event.site),
-                "UpdateExpression": "ADD revision :one, changes :one",
-                "ExpressionAttributeValues": {":one": {"N": "1"}}}])
-        sites = _sites_whose_list_reads(event)
-        if not sites:
+            return self._apply_item(event, item, attributes)
+        marks = marked_scopes(event)
+        if not marks:
             return self._put_if_newer(item, event.revision)
-        shard = change_shard(entity_key["pk"]["S"])
-        return self._put_counted(item, event.revision, [{
-            "TableName": self._table, "Key": change_counter_key(site, shard),
-            "UpdateExpression": "ADD changes :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}
-            for site in sites])
+        return self._put_counted(item, event.revision, counter_updates(self._table, marks))
 
     def _put_if_newer(self, item: dict[str, Any], revision: int) -> bool:
-        try:
-            with store_errors():
-                self._client.put_item(
-                    TableName=self._table, Item=item, ConditionExpression=NEWER,
-                    ExpressionAttributeValues={":rev": {"N": str(revision)}},
-                )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return put_if(self._client, self._table, item, NEWER, values={":rev": {"N": str(revision)}})
 
     def _put_counted(self, item: dict[str, Any], revision: int, counters: list[dict[str, Any]]) -> bool:
-        """The entity, if newer, and 1 added to each counter, in one transaction (so a stored list
-        stamped with the old counts is never taken for current once the entity changed)."""
-        ops = [{"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
-                        "ExpressionAttributeValues": {":rev": {"N": str(revision)}}}}]
-        ops += [{"Update": update} for update in counters]
+        """The entity, if newer, and its marks on the change counters, in one transaction (so a stored
+        list is never taken for current once the entity changed)."""
+        ops = [Op("entity", {"Put": {"TableName": self._table, "Item": item, "ConditionExpression": NEWER,
+                                     "ExpressionAttributeValues": {":rev": {"N": str(revision)}}}}),
+               *(Op("change_counter", c) for c in counters)]
         for _ in range(_MAX_ATTEMPTS):
             try:
                 transact(self._client, ops)
                 return True
-            except TransactionCanceled as canceled:
-                if canceled.failed(0) and not canceled.conflict:
+            except ConditionFailed as failed:
+                if "entity" in failed and not failed.conflict:
                     return False
+        raise Unavailable()
+
+    def _apply_item(self, event: AcceptedItemEvent, item: dict[str, Any], attributes: dict[str, Any]) -> bool:
+        """The item, its index entries (old ones replaced), 1 added to the Site's revision and the
+        marks of its old and new pair, in one transaction conditioned on the version it replaces.
+
+        The stored version is read first: the index entries to remove and the pair it leaves are
+        its own. A concurrent event for the same item makes the condition fail: read and decide again.
+        """
+        entity_key = keys.accepted_item_key(event.site, event.item_id)
+        for _ in range(_MAX_ATTEMPTS):
+            old = get_item(self._client, self._table, entity_key)
+            if old is not None and int(old["revision"]) >= event.revision:
+                return False
+            if old is None:
+                condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+            else:
+                condition = {"ConditionExpression": "revision = :old",
+                             "ExpressionAttributeValues": {":old": {"N": str(old["revision"])}}}
+            change = index_change(event.site, indexed(old), indexed(attributes))
+            ops = [
+                Op("entity", {"Put": {"TableName": self._table, "Item": item, **condition}}),
+                # Any applied item of a Site moves that Site's retained revision on (off 0 the first time).
+                Op("retained_revision", {"Update": {"TableName": self._table, "Key": keys.retained_key(event.site),
+                                                    "UpdateExpression": "ADD revision :one",
+                                                    "ExpressionAttributeValues": {":one": {"N": "1"}}}}),
+                *(Op("item_index", {"Delete": {"TableName": self._table, "Key": k}}) for k in change.deletes),
+                *(Op("item_index", {"Put": {"TableName": self._table, "Item": i}}) for i in change.puts),
+                *(Op("change_counter", c) for c in counter_updates(self._table, marked_scopes(event, old))),
+            ]
+            try:
+                transact(self._client, ops)
+                return True
+            except ConditionFailed:
+                continue  # another version of this item was written, or a counter was busy: decide again
         raise Unavailable()
 
     def _apply_project_binding(self, event: ProjectBindingEvent, item: dict[str, Any]) -> bool:
@@ -180,19 +195,20 @@ class ViewIntake:
                                               "ExpressionAttributeValues": {":entry": entry}}
             else:
                 ref_update = {"UpdateExpression": "REMOVE #b"}
-            ops: list[dict[str, Any]] = [
-                {"Put": {"TableName": self._table, "Item": item, **condition}},
-                {"Update": {"TableName": self._table, "Key": keys.ref_key(event.provider_project_ref),
-                            "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}},
+            ops = [
+                Op("entity", {"Put": {"TableName": self._table, "Item": item, **condition}}),
+                Op("ref_bindings", {"Update": {"TableName": self._table,
+                                               "Key": keys.ref_key(event.provider_project_ref),
+                                               "ExpressionAttributeNames": {"#b": entry_name}, **ref_update}}),
             ]
             if old is not None and old["providerProjectRef"] != event.provider_project_ref:
-                ops.append({"Update": {"TableName": self._table,
-                                       "Key": keys.ref_key(old["providerProjectRef"]),
-                                       "UpdateExpression": "REMOVE #b",
-                                       "ExpressionAttributeNames": {"#b": entry_name}}})
+                ops.append(Op("ref_bindings", {"Update": {"TableName": self._table,
+                                                          "Key": keys.ref_key(old["providerProjectRef"]),
+                                                          "UpdateExpression": "REMOVE #b",
+                                                          "ExpressionAttributeNames": {"#b": entry_name}}}))
             try:
                 transact(self._client, ops)
                 return True
-            except TransactionCanceled:
+            except ConditionFailed:
                 continue  # a concurrent event for this binding won; re-read and decide again
         raise Unavailable()

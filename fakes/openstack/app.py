@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
+from fakes.openstack import keystone
 from fakes.openstack.scenario import Fault, Scenario
 
 NOVA_MAX_MICROVERSION = (2, 96)
@@ -32,6 +33,9 @@ URLS = Map([
     Rule("/_fake/stats", endpoint="fake_stats", methods=["GET"]),
     Rule("/v3", endpoint="identity_version", strict_slashes=False),
     Rule("/v3/auth/tokens", endpoint="auth_tokens", methods=["POST"]),
+    Rule("/v3/auth/tokens", endpoint="validate_token", methods=["GET"]),
+    Rule("/v3/auth/tokens", endpoint="revoke_token", methods=["DELETE"]),
+    Rule("/_fake/tokens", endpoint="fake_tokens", methods=["POST"]),
     Rule("/v3/projects", endpoint="projects", methods=["GET"]),
     Rule("/compute/v2.1/flavors/detail", endpoint="flavors", methods=["GET"]),
     Rule("/compute/v2.1/servers/detail", endpoint="servers", methods=["GET"]),
@@ -45,6 +49,8 @@ class _Token:
     project: dict[str, Any]
     expires_at: datetime
     uses_left: int | None
+    identity: keystone.Identity | None = None  # whom it speaks for (fakes/openstack/keystone.py)
+    issued_at: datetime | None = None
 
 
 class FakeOpenStackApp:
@@ -148,30 +154,24 @@ class FakeOpenStackApp:
     def _auth_tokens(self, request: Request) -> Response:
         try:
             identity = request.get_json(force=True)["auth"]["identity"]
-            project = self._authenticate(identity, request.get_json(force=True)["auth"].get("scope"))
+            found = self._authenticate(identity, request.get_json(force=True)["auth"].get("scope"))
         except (KeyError, TypeError, ValueError):
-            project = None
-        if project is None:
+            found = None
+        if found is None:
             return _json(UNAUTHORIZED, 401)
-        token = secrets.token_hex(16)
-        expires = datetime.now(UTC) + timedelta(seconds=self.scenario.token_ttl_seconds)
-        with self._lock:
-            self._tokens[token] = _Token(project, expires, self.scenario.token_max_uses)
-            self.tokens_issued.append(token)
-        body = {"token": {
-            "methods": identity["methods"], "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
-            "issued_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z"),
-            "user": {"id": "u-syncer", "name": "svc", "domain": {"id": "default", "name": "Default"}},
-            "project": {"id": project["id"], "name": project["name"],
-                        "domain": {"id": project.get("domain_id", "default"), "name": project.get("domain_id")}},
-            "roles": [{"id": "r-admin", "name": "admin"}],
-            "catalog": self._catalog(),
-        }}
+        project, record = found
+        who = keystone.password_identity(record, project, identity["methods"])
+        token = self.mint_token(who, uses=self.scenario.token_max_uses)
+        issued = self._tokens[token]
+        body = {"token": keystone.token_body(who, issued.issued_at or datetime.now(UTC), issued.expires_at,
+                                             self._catalog())}
         response = _json(body, 201)
         response.headers["X-Subject-Token"] = token
         return response
 
-    def _authenticate(self, identity: dict[str, Any], scope: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _authenticate(self, identity: dict[str, Any], scope: dict[str, Any] | None
+                      ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The project the credentials are scoped to and the scenario's record of them."""
         methods = identity["methods"]
         if methods == ["password"]:
             user = identity["password"]["user"]
@@ -182,13 +182,13 @@ class FakeOpenStackApp:
                         and (user.get("domain") or {}).get("name") == known.get("domain", "Default")
                         and scoped.get("name") == known["project"]
                         and (scoped.get("domain") or {}).get("name") == known.get("project_domain", "Default")):
-                    return self._admin_project(known["project"])
+                    return self._admin_project(known["project"]), known
         elif methods == ["application_credential"]:
             credential = identity["application_credential"]
             for known in self.scenario.application_credentials:
                 if credential.get("id") == known["id"] and secrets.compare_digest(
                         str(credential.get("secret", "")), str(known["secret"])):
-                    return self._admin_project(known.get("project", "admin"))
+                    return self._admin_project(known.get("project", "admin")), known
         return None
 
     def _admin_project(self, name: str) -> dict[str, Any]:
@@ -204,6 +204,48 @@ class FakeOpenStackApp:
 
         return [service("identity", "keystone", "/v3"), service("compute", "nova", "/compute/v2.1"),
                 service("resources", "limes", "/limes")]
+
+    # --- Keystone tokens (fakes/openstack/keystone.py) -----------------------------------------------
+
+    def mint_token(self, identity: keystone.Identity, ttl_seconds: int | None = None, uses: int | None = None) -> str:
+        """A token for the identity, as if Keystone had issued it (tests: roles and scope of their choosing)."""
+        token = secrets.token_hex(16)
+        issued = datetime.now(UTC)
+        expires = issued + timedelta(seconds=self.scenario.token_ttl_seconds if ttl_seconds is None else ttl_seconds)
+        project = {"id": identity.project_id or "", "name": identity.project_name or identity.project_id or "",
+                   "domain_id": identity.project_domain_id}
+        with self._lock:
+            self._tokens[token] = _Token(project, expires, uses, identity, issued)
+            self.tokens_issued.append(token)
+        return token
+
+    def mint_token_for_headers(self, headers: dict[str, str]) -> str:
+        """A token for a gabbit's header set (x-roles, x-project-id, x-user-id, openstack-system-scope)."""
+        return self.mint_token(keystone.identity_for_headers(headers))
+
+    def revoke_token(self, token: str) -> bool:
+        with self._lock:
+            return self._tokens.pop(token, None) is not None
+
+    def live_token(self, token: str) -> _Token | None:
+        """The token if it is known and unexpired (a look-up: it uses none of its answers)."""
+        with self._lock:
+            found = self._tokens.get(token)
+        return found if found is not None and found.expires_at > datetime.now(UTC) else None
+
+    def identity_of(self, token: _Token) -> keystone.Identity:
+        if token.identity is not None:
+            return token.identity
+        return keystone.Identity(user_id="u-syncer", roles=("admin",), project_id=token.project["id"])
+
+    def _validate_token(self, request: Request) -> Response:
+        return keystone.validate(self, request)
+
+    def _revoke_token(self, request: Request) -> Response:
+        return keystone.revoke(self, request)
+
+    def _fake_tokens(self, request: Request) -> Response:
+        return keystone.mint(self, request)
 
     def _check_token(self, request: Request) -> _Token | None:
         presented = request.headers.get("X-Auth-Token", "")
@@ -308,7 +350,8 @@ class FakeOpenStackApp:
 
 
 def _fault_endpoint(endpoint: str) -> str | None:
-    return {"auth_tokens": "keystone.tokens", "projects": "keystone.projects", "flavors": "nova.flavors",
+    return {"auth_tokens": "keystone.tokens", "validate_token": "keystone.validate",
+            "projects": "keystone.projects", "flavors": "nova.flavors",
             "servers": "nova.servers", "commitments": "limes"}.get(endpoint)
 
 

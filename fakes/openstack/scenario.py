@@ -19,7 +19,8 @@
       - {endpoint: limes, project: p1, truncate: json}
       - {endpoint: "*", latency_ms: 20}
 
-Endpoints are `keystone.tokens`, `keystone.projects`, `nova.flavors`, `nova.servers`, `limes` and `*`.
+Endpoints are `keystone.tokens`, `keystone.validate` (GET /v3/auth/tokens), `keystone.projects`,
+`nova.flavors`, `nova.servers`, `limes` and `*`.
 `calls` are 1-based numbers of the calls to that endpoint (absent: every call); `project`
 narrows `limes` and `nova.servers` faults to one project. `truncate: json` answers a JSON
 body cut in half with a matching Content-Length; `truncate: connection` promises the whole
@@ -34,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENDPOINTS = frozenset({"keystone.tokens", "keystone.projects", "nova.flavors", "nova.servers", "limes", "*"})
+ENDPOINTS = frozenset({"keystone.tokens", "keystone.validate", "keystone.projects", "nova.flavors", "nova.servers",
+                       "limes", "*"})
 TRUNCATIONS = frozenset({"json", "connection"})
 
 

@@ -73,3 +73,10 @@ def test_an_unreachable_store_is_named_with_what_to_do(monkeypatch, capsys):
 def test_iso_time():
     assert cli.iso_time(0) == "1970-01-01T00:00:00Z"
     assert cli.iso_time(1772359200) == "2026-03-01T10:00:00Z"
+
+
+def test_a_setting_that_cannot_be_read_names_the_variable(monkeypatch, capsys):
+    monkeypatch.setenv("RP_STORE_READ_TIMEOUT", "later")
+    assert cli.main(["keys", "list"]) == 2
+    err = capsys.readouterr().err
+    assert "RP_STORE_READ_TIMEOUT must be a number" in err and "later" not in err

@@ -198,6 +198,13 @@ def test_a_port_in_use_is_one_line_naming_port():
     assert "listening" not in done.stdout and "Traceback" not in done.stderr
 
 
+def test_a_setting_that_cannot_be_read_is_one_line_naming_the_variable():
+    done = start_refused(RP_STORE_CONNECT_TIMEOUT="soon")
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["make run: RP_STORE_CONNECT_TIMEOUT must be a number (seconds)"]
+    assert "soon" not in done.stderr and "listening" not in done.stdout
+
+
 def test_a_port_that_is_no_port_is_named():
     done = start_refused(PORT="http")
     assert done.returncode != 0 and "PORT='http' is not a port" in done.stderr
@@ -272,6 +279,17 @@ def test_a_body_over_10_mb_is_refused_before_it_is_sent(front):
     # Only the headers are sent: an answer shows the server did not wait for the body.
     raw = b"POST /resource-provisioning/k8s/reports HTTP/1.1\r\nContent-Length: 10485761\r\n\r\n"
     assert the_one_answer(exchange(front, raw)) == TOO_LARGE
+
+
+def test_a_body_over_10_mb_under_placement_is_placements_400_with_a_request_id(front):
+    """Issue 14 item 32: make run answers it in Placement's error format (deployed, API Gateway's one answer)."""
+    raw = (b"POST /placement/resource_providers HTTP/1.1\r\nContent-Type: application/json\r\n"
+           b"OpenStack-API-Version: placement 1.28\r\nContent-Length: 10485761\r\n\r\n")
+    [(status, headers, body)] = responses(exchange(front, raw))
+    (error,) = json.loads(body)["errors"]
+    assert (status, headers["content-type"], error["status"]) == (400, "application/json", 400)
+    assert error["request_id"] == headers["x-openstack-request-id"] and error["code"] == "placement.undefined_code"
+    assert headers["openstack-api-version"] == "placement 1.28"
 
 
 def test_a_chunked_body_is_the_request_body_never_a_next_request(front):

@@ -19,7 +19,7 @@ SERVE = r"""
 import json, re, sys
 from importlib.metadata import packages_distributions
 
-SERVE_LOCK = set(json.loads(sys.argv[1]))
+SERVE_LOCK = set(json.loads(sys.argv[1])) | {"resource-provisioning"}  # the project itself (editable, for rp)
 owners = packages_distributions()
 hidden = {top for top, dists in owners.items()
           if not any(re.sub(r"[-_.]+", "-", d).lower() in SERVE_LOCK for d in dists)}

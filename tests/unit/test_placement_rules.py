@@ -245,3 +245,27 @@ def test_inventory_defaults_are_placements():
     assert rules.inventory_from({"total": 4}).as_dict() == {
         "total": 4, "reserved": 0, "min_unit": 1, "max_unit": 2147483647, "step_size": 1, "allocation_ratio": 1.0,
     }
+
+
+# --- issue 14 items 23, 24: whole-number floats, allocation_ratio in the capacity rule --------------
+
+@pytest.mark.parametrize(("inventory", "may_equal", "problem"), [
+    (Inventory(total=10, allocation_ratio=0.05), False, "greater than or equal to total"),  # int(0.5) == 0
+    (Inventory(total=10, allocation_ratio=0.05), True, None),
+    (Inventory(total=10, allocation_ratio=0.1), False, None),  # int(1.0) == 1
+    (Inventory(total=10, allocation_ratio=-1.0), True, "greater than total"),
+    (Inventory(total=10, reserved=9, allocation_ratio=0.5), False, "greater than or equal to total"),
+    (Inventory(total=10, reserved=9, allocation_ratio=1.5), False, None),
+])
+def test_capacity_counts_the_allocation_ratio_as_placement(inventory, may_equal, problem):
+    found = rules.capacity_problem("VCPU", RP, inventory, reserved_may_equal_total=may_equal)
+    assert found is None if problem is None else problem in found
+
+
+def test_an_inventory_from_whole_number_floats_holds_integers():
+    inventory = rules.inventory_from({"total": 10.0, "reserved": 1.0, "min_unit": 2.0, "max_unit": 4.0,
+                                      "step_size": 2.0, "allocation_ratio": 3})
+    assert inventory == Inventory(total=10, reserved=1, min_unit=2, max_unit=4, step_size=2, allocation_ratio=3.0)
+    assert all(type(getattr(inventory, k)) is int for k in rules.INTEGER_FIELDS)
+    assert type(inventory.allocation_ratio) is float
+    assert rules.inventory_from({"total": 3}) == Inventory(total=3)

@@ -1,0 +1,97 @@
+"""Placement's transaction operations (pure): the invariants other packages rely on are in every builder."""
+
+from __future__ import annotations
+
+from chalicelib.fleet.keys import fleet_version_key
+from chalicelib.fleet.placement_writes import provider_items
+from chalicelib.placement import items
+from chalicelib.placement.models import Inventory, Provider
+
+TABLE = "t"
+LINK = fleet_version_key("acme")
+RP = "11111111-1111-1111-1111-111111111111"
+
+
+def provider(linked: tuple[str, str] | None = LINK, **inventories: Inventory) -> Provider:
+    return Provider(uuid=RP, name="acme/gpu", generation=2, version=5, inventory_version=3,
+                    inventories=inventories or {"VCPU": Inventory(total=8)}, linked_version=linked)
+
+
+def names(ops: list[items.Op]) -> list[str]:
+    return [o.name for o in ops]
+
+
+def test_an_inventory_write_of_a_linked_provider_moves_the_linked_version_in_its_transaction():
+    written, ops = items.write_inventories(TABLE, provider(), {"VCPU": Inventory(total=4)})
+    assert names(ops) == [items.PROVIDER, items.LINKED_VERSION]
+    bump = ops[1].request["Update"]
+    assert bump["Key"] == {"pk": {"S": "FLEET#acme"}, "sk": {"S": "OBJ!VERSION"}}
+    assert bump["UpdateExpression"] == "ADD version :one"
+    assert (written.generation, written.version, written.inventory_version) == (3, 6, 4)
+    assert ops[0].request["Put"]["ExpressionAttributeValues"] == {":read": {"N": "5"}}
+
+
+def test_a_provider_linked_to_nothing_moves_nothing():
+    _, ops = items.write_inventories(TABLE, provider(linked=None), {})
+    assert names(ops) == [items.PROVIDER]
+    assert names(items.delete_provider(TABLE, provider(linked=None))) == [items.PROVIDER, items.OLD_NAME_CLAIM]
+
+
+def test_deleting_a_linked_provider_moves_the_linked_version_and_releases_its_name_and_classes():
+    ops = items.delete_provider(TABLE, provider(CUSTOM_GPU=Inventory(total=1)))
+    assert names(ops) == [items.PROVIDER, items.OLD_NAME_CLAIM, "class_ref:CUSTOM_GPU", items.LINKED_VERSION]
+    assert ops[2].request["Update"]["ExpressionAttributeValues"] == {":d": {"N": "-1"}}
+
+
+def test_a_rename_keeps_the_link_and_claims_the_new_name():
+    renamed, ops = items.rename_provider(TABLE, provider(), "other")
+    assert renamed.linked_version == LINK and renamed.name == "other"
+    assert names(ops) == [items.PROVIDER, items.OLD_NAME_CLAIM, items.NAME_CLAIM]
+    put = ops[0].request["Put"]["Item"]
+    assert put["linkedVersion"] == {"M": {"pk": {"S": "FLEET#acme"}, "sk": {"S": "OBJ!VERSION"}}}
+    assert put["name"] == {"S": "other"}
+    assert names(items.rename_provider(TABLE, provider(), "acme/gpu")[1]) == [items.PROVIDER]
+
+
+def test_a_new_provider_claims_its_uuid_and_its_name():
+    ops = items.create_provider(TABLE, Provider(uuid=RP, name="n", created_at=7))
+    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM]
+    assert ops[0].request["Put"]["ConditionExpression"] == "attribute_not_exists(pk)"
+    assert ops[0].request["Put"]["Item"]["createdUs"] == {"N": "7"}
+    assert "linkedVersion" not in ops[0].request["Put"]["Item"]
+
+
+def test_custom_class_counts_follow_the_classes_an_inventory_gains_and_loses():
+    before = {"CUSTOM_A": Inventory(total=1), "VCPU": Inventory(total=1)}
+    after = {"CUSTOM_B": Inventory(total=1), "VCPU": Inventory(total=2)}
+    assert items.class_ref_deltas(before, after) == {"CUSTOM_B": 1, "CUSTOM_A": -1}
+    assert items.class_ref_updates(TABLE, {"CUSTOM_A": 0}) == []
+
+
+# --- fleet's items for its pools' providers -------------------------------------------------------
+
+def test_fleet_creates_a_pools_provider_linked_to_its_tenants_fleet_version():
+    ops, refs = provider_items(TABLE, None, RP, "acme/gpu", {"VCPU": (8, 0), "CUSTOM_GPU": (2, 0)}, tenant="acme")
+    put = ops[0]["Put"]["Item"]
+    assert put["linkedVersion"] == {"M": {"pk": {"S": "FLEET#acme"}, "sk": {"S": "OBJ!VERSION"}}}
+    assert ops[1]["Put"]["Item"]["pk"] == {"S": "PLRPNAME#acme/gpu"}
+    assert refs == {"CUSTOM_GPU": 1}
+
+
+def test_fleet_links_a_provider_written_before_the_link_existed_without_touching_its_state():
+    read = provider(linked=None)
+    ops, refs = provider_items(TABLE, read, RP, read.name, {"VCPU": (8, 0)}, tenant="acme")
+    (put,) = ops
+    item = put["Put"]["Item"]
+    assert item["linkedVersion"] == {"M": {"pk": {"S": "FLEET#acme"}, "sk": {"S": "OBJ!VERSION"}}}
+    assert (item["generation"], item["version"], item["invVersion"]) == ({"N": "2"}, {"N": "6"}, {"N": "3"})
+    assert refs == {}
+    assert provider_items(TABLE, provider(), RP, read.name, {"VCPU": (8, 0)}, tenant="acme") == ([], {})
+
+
+def test_fleets_pool_provider_operations_are_named_for_its_cancellations():
+    from chalicelib.fleet.placement_writes import class_ref_ops, provider_ops
+
+    ops, _ = provider_ops(TABLE, None, RP, "acme/gpu", {"VCPU": (8, 0)}, tenant="acme")
+    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM]
+    assert names(class_ref_ops(TABLE, {"CUSTOM_GPU": 2})) == ["class_ref:CUSTOM_GPU"]
