@@ -119,7 +119,7 @@ class Client:
         return status, answer
 
 
-SETUP_ATTEMPTS = 30
+SETUP_ATTEMPTS = 100
 
 
 def expect(answer: tuple[int, Any], *statuses: int) -> Any:
@@ -278,14 +278,21 @@ def prepare_reshape(client: Client, consumers: int) -> Callable[[], int]:
         list(pool.map(lambda c: expect(client.setup("PUT", f"/allocations/{c}", {
             "allocations": {root: {"resources": {"VGPU": 1, "VCPU": 1}}}, "project_id": PROJECTS[0],
             "user_id": USER, "consumer_generation": None}), 204), ids))
+    generation = expect(client.setup("GET", f"/resource_providers/{root}"), 200)["generation"]
     body = {
         "inventories": {
-            root: {"resource_provider_generation": 1 + consumers, "inventories": {"VCPU": {"total": vcpus}}},
+            root: {"resource_provider_generation": generation, "inventories": {"VCPU": {"total": vcpus}}},
             child["uuid"]: {"resource_provider_generation": 0, "inventories": {"VGPU": {"total": consumers}}}},
         "allocations": {c: {"allocations": {root: {"resources": {"VCPU": 1}},
                                             child["uuid"]: {"resources": {"VGPU": 1}}},
                             "project_id": PROJECTS[0], "user_id": USER, "consumer_generation": 1} for c in ids}}
-    return lambda: client.call("POST", "/reshaper", body, version="1.30")[0]
+    def reshape() -> int:
+        status, answer = client.call("POST", "/reshaper", body, version="1.30")
+        if status != 204 and status not in UNSUPPORTED:
+            print(f"\nreshape answered {status}: {json.dumps(answer)[:300]}", flush=True)
+        return status
+
+    return reshape
 
 
 @dataclass
