@@ -9,7 +9,8 @@ STAGE ?= dev
 .DEFAULT_GOAL := help
 
 .PHONY: help setup setup-serve lock run test test-store test-unit test-integration bench bench-fleet \
-	bench-commitments lint clean gabbits bench-placement
+	bench-commitments lint clean gabbits bench-placement placement-clients placement-clients-lock \
+	placement-reference-db
 
 help: ## this list: every target and what it does
 	@awk -F ':.*## ' -v PORT=$(PORT) -v STAGE=$(STAGE) -v LOCALSTACK_PORT=$(LOCALSTACK_PORT) \
@@ -118,7 +119,18 @@ bench-commitments: setup test-store ## two sync passes: 10,000 projects / 2,000 
 gabbits: setup test-store ## Placement 16.0.0's own gabbits (wheel fetched at test time) against `make run`'s server
 	$(PY) -m pytest tests/placement_conformance/test_gabbits.py
 
-bench-placement: setup test-store ## allocations/s, p50/p99: the real Placement (own venv, sqlite) vs ours on DynamoDB Local
+placement-clients: setup ## the Nova 33.0.2 / neutron-lib 5.0.1 venv (uv, devkit/placement/clients-constraints.txt)
+	$(PY) -m devkit.placement.clients
+
+placement-clients-lock: | $(UV) ## recompile devkit/placement/clients-constraints.txt from clients-requirements.in
+	$(UV) pip compile --quiet --python-version 3.11 --no-emit-index-url \
+	  --custom-compile-command "make placement-clients-lock" $(if $(UPGRADE),--upgrade) \
+	  devkit/placement/clients-requirements.in -o devkit/placement/clients-constraints.txt
+
+placement-reference-db: setup ## Debian's PostgreSQL for the bench's reference Placement, installed when missing
+	$(PY) -m devkit.placement.postgres install
+
+bench-placement: setup test-store placement-reference-db ## the real Placement (PostgreSQL+gunicorn; sqlite) vs ours, 3 rounds, medians
 	$(PY) -m bench.placement
 
 lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cfn-lint on every stage's template

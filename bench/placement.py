@@ -1,27 +1,24 @@
 """`make bench-placement`: our Placement API against the real Placement, same client, one run.
 
-Sides:
-- the real Placement 16.0.0 (the PyPI wheel in its own venv, sqlite, noauth2, waitress with 8
-  threads, mounted at /placement; devkit/placement/reference.py);
+Sides (all started and emptied here):
+- the real Placement 16.0.0 on PostgreSQL (Debian's package, a throw-away cluster on a loopback
+  port; devkit/placement/postgres.py) behind gunicorn, one worker per core: Placement as operators
+  run it, the reference the ratios are against;
+- the real Placement on sqlite behind waitress: the second row;
 - ours: `make run`'s server on DynamoDB Local (devkit/placement/service.py).
 
-Both get the same setup through the API (providers with ample VCPU and MEMORY_MB inventory) and
-the same requests from the same client (http.client, one keep-alive connection per thread). The
-sides alternate phase by phase (Placement's, then ours), so a change in machine load hits both:
-- PUT /placement/allocations/{new consumer} at 1.28 (consumer_generation null), sequential and
-  with 8 threads, spread over 16 providers; and with 8 threads on 1 provider (every write races
-  on the same provider generation);
-- GET /placement/allocations/{consumer}; GET .../resource_providers/{u}/usages; GET /usages.
-Per side and operation: successes/s, p50/p99 latency, non-2xx counts. Only 2xx counts as a
-success. A 5xx (or a dropped connection) is reported on either side; on ours it makes the exit
-status 1 (the real Placement's 5xx under threads are its figures: sqlite "database is locked").
+Every side gets the same setup through its own API (concurrently), the same requests from the same
+client (http.client, one keep-alive connection per thread), operation by operation in turn, for
+BENCH_PLACEMENT_ROUNDS rounds; the table quotes medians across rounds. Only 2xx counts as a
+success. An operation a side does not support yet prints "unsupported" for that side. A 5xx (or a
+dropped connection) on our side makes the exit status 1; the references' are their figures.
 
-Round trips: ours is run once more through a counting HTTP proxy in front of DynamoDB Local,
-and the DynamoDB calls per allocation write are reported by operation (goal: 2); then the same
-calls, straight from boto3 on the same store, give the floor.
-
-BENCH_PLACEMENT_N: requests per measured phase (default 400). BENCH_PLACEMENT_THREADS: 8.
-BENCH_PLACEMENT_KEEPALIVE=0: a new connection per request instead of keep-alive.
+The operations: PUT /allocations (sequential, threads, one hot provider), PUT /traits, the reads
+(allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
+Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
+reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
+allocation write, counted at the wire, and the same calls straight from boto3: the floor.
+Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ import collections
 import http.client
 import json
 import os
+import statistics
 import sys
 import tempfile
 import threading
@@ -45,12 +43,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from chalicelib.cli import use_local_credentials
+from devkit.placement.postgres import Postgres
+from devkit.placement.postgres import install as install_postgres
 from devkit.placement.reference import ReferencePlacement
 from devkit.placement.service import start_placement_service
 from devkit.stores import describe_selection, start_store
 
 N = int(os.environ.get("BENCH_PLACEMENT_N", "400"))
 THREADS = int(os.environ.get("BENCH_PLACEMENT_THREADS", "8"))
+ROUNDS = int(os.environ.get("BENCH_PLACEMENT_ROUNDS", "3"))
+TREES = [int(n) for n in os.environ.get("BENCH_PLACEMENT_TREES", "1000,10000").split(",") if n]
+CANDIDATE_N = int(os.environ.get("BENCH_PLACEMENT_CANDIDATE_N", "100"))
+RESHAPE_CONSUMERS = int(os.environ.get("BENCH_PLACEMENT_RESHAPE_CONSUMERS", "500"))
+REFERENCE_THREADS = int(os.environ.get("BENCH_PLACEMENT_REFERENCE_THREADS", "4"))
+WIDE_N = 5
 KEEPALIVE = os.environ.get("BENCH_PLACEMENT_KEEPALIVE", "1") != "0"
 SPREAD_PROVIDERS = 16
 PROJECTS = [str(uuid.uuid4()) for _ in range(4)]
@@ -97,6 +103,23 @@ class Client:
             conn.close()
             self.local.conn = None
         return response.status, (json.loads(raw) if raw else None)
+
+    def setup(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
+        """A setup request (never measured), tried again while the side answers 5xx, drops the
+        connection, or loses a provider-generation race (409 concurrent_update, not a consumer's):
+        the sqlite reference answers concurrent writes "database is locked" (500), the PostgreSQL
+        one runs out of its own retries when many writes hit one provider; both roll back."""
+        for attempt in range(SETUP_ATTEMPTS):
+            status, answer = self.call(method, path, body, version)
+            raced = status == 409 and "placement.concurrent_update" in json.dumps(answer) and \
+                "consumer generation" not in json.dumps(answer)
+            if status != 0 and status < 500 and not raced:
+                break
+            time.sleep(0.02 * attempt)  # back off from a locked database; not a synchronisation
+        return status, answer
+
+
+SETUP_ATTEMPTS = 100
 
 
 def expect(answer: tuple[int, Any], *statuses: int) -> Any:
@@ -164,12 +187,18 @@ def measure(side: str, operation: str, requests: list[Callable[[], int]], thread
 
 # --- the workload -------------------------------------------------------------------------------
 
+UNSUPPORTED = (400, 404, 405, 406)   # a side that answers these to a well-formed request lacks the feature
+BOOT_QUERY = ("/allocation_candidates?resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20&limit=1000"
+              "&root_required=!COMPUTE_STATUS_DISABLED")
+WIDE_QUERY = ("/allocation_candidates?" + "&".join(f"resources{i}=CUSTOM_WIDE:1" for i in range(1, 7))
+              + "&group_policy=none&limit=1000")
+
 
 def make_providers(client: Client, count: int) -> list[str]:
     providers = []
     for _ in range(count):
-        rp = expect(client.call("POST", "/resource_providers", {"name": f"bench-{uuid.uuid4().hex}"}), 200)["uuid"]
-        expect(client.call("PUT", f"/resource_providers/{rp}/inventories", {
+        rp = expect(client.setup("POST", "/resource_providers", {"name": f"bench-{uuid.uuid4().hex}"}), 200)["uuid"]
+        expect(client.setup("PUT", f"/resource_providers/{rp}/inventories", {
             "resource_provider_generation": 0,
             "inventories": {"VCPU": {"total": 10_000_000}, "MEMORY_MB": {"total": 1_000_000_000}}}), 200)
         providers.append(rp)
@@ -182,16 +211,129 @@ def allocate(client: Client, provider: str, consumer: str, project: str) -> Call
     return lambda: client.call("PUT", f"/allocations/{consumer}", body)[0]
 
 
+def compute_tree(client: Client, index: int) -> bool:
+    """One compute node as Nova reports it: a root with VCPU/MEMORY_MB/DISK_GB and COMPUTE_NODE; every
+    tenth with two children holding CUSTOM_BENCH_DEV and a custom trait; every twentieth disabled.
+    False when the side lacks what the tree needs (its root is then left flat)."""
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"cn-{index}-{uuid.uuid4().hex[:6]}"},
+                              version="1.20"), 200)["uuid"]
+    expect(client.setup("PUT", f"/resource_providers/{root}/inventories", {
+        "resource_provider_generation": 0, "inventories": {
+            "VCPU": {"total": 64, "allocation_ratio": 4.0}, "MEMORY_MB": {"total": 262144},
+            "DISK_GB": {"total": 4000}}}), 200)
+    traits = ["COMPUTE_NODE"] + (["COMPUTE_STATUS_DISABLED"] if index % 20 == 0 else [])
+    status, _ = client.setup("PUT", f"/resource_providers/{root}/traits",
+                            {"resource_provider_generation": 1, "traits": traits}, version="1.6")
+    if status in UNSUPPORTED:
+        return False
+    if index % 10 == 0:
+        for n in range(2):
+            status, child = client.setup("POST", "/resource_providers", {
+                "name": f"cn-{index}-dev{n}-{uuid.uuid4().hex[:6]}", "parent_provider_uuid": root}, version="1.20")
+            if status in UNSUPPORTED:
+                return False
+            expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/inventories", {
+                "resource_provider_generation": 0, "inventories": {"CUSTOM_BENCH_DEV": {"total": 4}}}), 200)
+            expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/traits", {
+                "resource_provider_generation": 1, "traits": ["CUSTOM_BENCH_DEV_KIND"]}, version="1.6"), 200)
+    return True
+
+
+def seed_trees(client: Client, start: int, stop: int) -> bool:
+    """Trees start..stop-1 through the side's API, concurrently (THREADS); True when all were complete."""
+    with ThreadPoolExecutor(THREADS) as pool:
+        complete = list(pool.map(lambda i: compute_tree(client, i), range(start, stop)))  # every tree, then judge
+    return all(complete)
+
+
+def wide_tree(client: Client) -> bool:
+    """Upstream bug 2070257's shape: 1 root, 8 children with one CUSTOM_WIDE each, asked in 6 groups."""
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"wide-{uuid.uuid4().hex[:8]}"},
+                              version="1.20"), 200)["uuid"]
+    for n in range(8):
+        status, child = client.setup("POST", "/resource_providers", {
+            "name": f"wide-child-{n}-{uuid.uuid4().hex[:6]}", "parent_provider_uuid": root}, version="1.20")
+        if status in UNSUPPORTED:
+            return False
+        expect(client.setup("PUT", f"/resource_providers/{child['uuid']}/inventories", {
+            "resource_provider_generation": 0, "inventories": {"CUSTOM_WIDE": {"total": 1}}}), 200)
+    return True
+
+
+def prepare_reshape(client: Client, consumers: int) -> Callable[[], int]:
+    """A root with VGPU inventory and `consumers` consumers of one VGPU each, and an empty child;
+    returns the reshape (VGPU inventory and every allocation moved to the child) as one request."""
+    vcpus = 2 * consumers
+    root = expect(client.setup("POST", "/resource_providers", {"name": f"reshape-{uuid.uuid4().hex[:8]}"},
+                              version="1.20"), 200)["uuid"]
+    expect(client.setup("PUT", f"/resource_providers/{root}/inventories", {
+        "resource_provider_generation": 0, "inventories": {"VGPU": {"total": consumers}, "VCPU": {"total": vcpus}}}),
+           200)
+    status, child = client.setup("POST", "/resource_providers", {"name": f"reshape-child-{uuid.uuid4().hex[:8]}",
+                                                                "parent_provider_uuid": root}, version="1.20")
+    if status in UNSUPPORTED:
+        return lambda: status
+    ids = [str(uuid.uuid4()) for _ in range(consumers)]
+    with ThreadPoolExecutor(THREADS) as pool:
+        list(pool.map(lambda c: expect(client.setup("PUT", f"/allocations/{c}", {
+            "allocations": {root: {"resources": {"VGPU": 1, "VCPU": 1}}}, "project_id": PROJECTS[0],
+            "user_id": USER, "consumer_generation": None}), 204), ids))
+    generation = expect(client.setup("GET", f"/resource_providers/{root}"), 200)["generation"]
+    body = {
+        "inventories": {
+            root: {"resource_provider_generation": generation, "inventories": {"VCPU": {"total": vcpus}}},
+            child["uuid"]: {"resource_provider_generation": 0, "inventories": {"VGPU": {"total": consumers}}}},
+        "allocations": {c: {"allocations": {root: {"resources": {"VCPU": 1}},
+                                            child["uuid"]: {"resources": {"VGPU": 1}}},
+                            "project_id": PROJECTS[0], "user_id": USER, "consumer_generation": 1} for c in ids}}
+    def reshape() -> int:
+        status, answer = client.call("POST", "/reshaper", body, version="1.30")
+        if status != 204 and status not in UNSUPPORTED:
+            print(f"\nreshape answered {status}: {json.dumps(answer)[:300]}", flush=True)
+        return status
+
+    return reshape
+
+
+@dataclass
+class Operation:
+    name: str
+    requests: Callable[[], list[Callable[[], int]]]   # built when the phase runs
+    threads: int = 1
+    needs: str = ""                                     # a seeded shape this side may lack
+
+
 class Side:
-    """One side's setup (through its API) and its phases, run one at a time so that the two sides
-    alternate phase by phase: a change in the machine's load then hits both sides alike."""
+    """One side's setup (through its API) and its operations, run one at a time so that the sides
+    alternate operation by operation: a change in the machine's load then hits every side alike."""
 
     def __init__(self, name: str, client: Client) -> None:
         self.name, self.client = name, client
-        self.spread = make_providers(client, SPREAD_PROVIDERS)
+        with ThreadPoolExecutor(THREADS) as pool:
+            parts = list(pool.map(lambda _: make_providers(client, SPREAD_PROVIDERS // THREADS or 1), range(THREADS)))
+        self.spread = [rp for part in parts for rp in part]
         self.hot = make_providers(client, 1)[0]
         self.consumers: list[str] = []
+        self.trees = 0
+        # The custom class and trait the trees use (a side without traits answers 404: it lacks trees).
+        for name in ("CUSTOM_BENCH_DEV", "CUSTOM_WIDE"):
+            client.setup("PUT", f"/resource_classes/{name}", version="1.7")
+        client.setup("PUT", "/traits/CUSTOM_BENCH_DEV_KIND", version="1.6")
+        self.lacks: set[str] = set()
+        self.aggregate = str(uuid.uuid4())
+        status, _ = client.setup("PUT", f"/resource_providers/{self.spread[0]}/aggregates", [self.aggregate],
+                                version="1.1")
+        if status in UNSUPPORTED:
+            self.lacks.add("aggregates")
         measure(name, "warm-up", self.writes(20, self.spread), 1)
+
+    def grow_to(self, trees: int) -> float:
+        """Seeds compute trees up to `trees`; the seconds it took."""
+        started = time.perf_counter()
+        if not seed_trees(self.client, self.trees, trees):
+            self.lacks.add("trees")
+        self.trees = trees
+        return time.perf_counter() - started
 
     def writes(self, count: int, providers: list[str]) -> list[Callable[[], int]]:
         batch = [str(uuid.uuid4()) for _ in range(count)]
@@ -199,29 +341,63 @@ class Side:
         return [allocate(self.client, providers[i % len(providers)], c, PROJECTS[i % len(PROJECTS)])
                 for i, c in enumerate(batch)]
 
-    def gets(self, paths: list[str]) -> list[Callable[[], int]]:
-        return [(lambda path=path: self.client.call("GET", path)[0]) for path in paths]
+    def gets(self, paths: list[str], version: str = "1.28") -> list[Callable[[], int]]:
+        return [(lambda path=path: self.client.call("GET", path, version=version)[0]) for path in paths]
 
-    def phases(self) -> Iterator[Callable[[], Phase]]:
-        yield lambda: measure(self.name, "PUT allocations, sequential", self.writes(N, self.spread), 1)
-        yield lambda: measure(self.name, f"PUT allocations, {THREADS} threads", self.writes(N, self.spread), THREADS)
-        yield lambda: measure(self.name, f"PUT allocations, {THREADS} threads, 1 provider",
-                              self.writes(N, [self.hot]), THREADS)
-        yield lambda: measure(self.name, "GET allocations/{c}",
-                              self.gets([f"/allocations/{c}" for c in self.consumers[-N:]]), 1)
-        yield lambda: measure(self.name, "GET resource_providers/{u}/usages", self.gets(
-            [f"/resource_providers/{self.spread[i % len(self.spread)]}/usages" for i in range(N)]), 1)
-        yield lambda: measure(self.name, "GET usages?project_id", self.gets(
-            [f"/usages?project_id={PROJECTS[i % len(PROJECTS)]}" for i in range(N)]), 1)
+    def reads(self) -> list[tuple[str, Callable[[int], list[str]], str]]:
+        """(name, paths for n requests, microversion) of every read the bench measures."""
+        spread, project = self.spread, PROJECTS
+        return [
+            ("GET allocations/{c}", lambda n: [f"/allocations/{c}" for c in self.consumers[-n:]], "1.28"),
+            ("GET resource_providers/{u}/usages",
+             lambda n: [f"/resource_providers/{spread[i % len(spread)]}/usages" for i in range(n)], "1.28"),
+            ("GET usages?project_id", lambda n: [f"/usages?project_id={project[i % 4]}" for i in range(n)], "1.28"),
+            ("GET resource_providers?name", lambda n: [f"/resource_providers?name=bench-none-{i}" for i in range(n)],
+             "1.28"),
+            ("GET resource_providers?in_tree", lambda n: [f"/resource_providers?in_tree={spread[i % len(spread)]}"
+                                                          for i in range(n)], "1.14"),
+            ("GET resource_providers?member_of&resources",
+             lambda n: [f"/resource_providers?member_of=in:{self.aggregate}&resources=VCPU:1"] * n, "1.4"),
+            ("GET resource_providers?required", lambda n: ["/resource_providers?required=CUSTOM_BENCH_DEV_KIND"] * n,
+             "1.18"),
+            ("GET traits?name=startswith", lambda n: ["/traits?name=startswith:CUSTOM_BENCH"] * n, "1.6"),
+            ("GET resource_providers/{u}/traits",
+             lambda n: [f"/resource_providers/{spread[i % len(spread)]}/traits" for i in range(n)], "1.6"),
+            ("GET resource_providers/{u}/aggregates",
+             lambda n: [f"/resource_providers/{spread[i % len(spread)]}/aggregates" for i in range(n)], "1.19"),
+        ]
+
+    def operations(self) -> list[Operation]:
+        ops = [
+            Operation("PUT allocations, sequential", lambda: self.writes(N, self.spread)),
+            Operation(f"PUT allocations, {THREADS} threads", lambda: self.writes(N, self.spread), THREADS),
+            Operation(f"PUT allocations, {THREADS} threads, 1 provider", lambda: self.writes(N, [self.hot]), THREADS),
+            Operation("PUT /traits/{CUSTOM_*}", lambda: [
+                (lambda i=i: self.client.call("PUT", f"/traits/CUSTOM_BENCH_{uuid.uuid4().hex[:8].upper()}",
+                                              version="1.6")[0]) for i in range(N)]),
+        ]
+        for name, paths, version in self.reads():
+            for threads in (1, THREADS):
+                ops.append(Operation(f"{name}, {'sequential' if threads == 1 else f'{threads} threads'}",
+                                     lambda paths=paths, version=version: self.gets(paths(N), version), threads))
+        return ops
+
+    def candidate_operations(self, trees: int) -> list[Operation]:
+        return [Operation(f"GET allocation_candidates (Nova's boot query), {trees} trees, {label}",
+                          lambda: self.gets([BOOT_QUERY] * CANDIDATE_N, "1.36"), threads, "trees")
+                for label, threads in (("sequential", 1), (f"{THREADS} threads", THREADS))]
 
 
-def run_alternating(first: Side, second: Side) -> tuple[list[Phase], list[Phase]]:
-    firsts: list[Phase] = []
-    seconds: list[Phase] = []
-    for one, other in zip(first.phases(), second.phases(), strict=True):
-        firsts.append(one())
-        seconds.append(other())
-    return firsts, seconds
+def run_operation(side: Side, operation: Operation) -> Phase | None:
+    """One phase on one side; None when the side lacks the shape or answers the first request with
+    a status that says the feature is not there (printed as "unsupported")."""
+    if operation.needs and operation.needs in side.lacks:
+        return None
+    requests = operation.requests()
+    first = requests[0]()
+    if first in UNSUPPORTED:
+        return None
+    return measure(side.name, operation.name, requests[1:], operation.threads)
 
 
 # --- round trips: a counting proxy in front of DynamoDB Local ----------------------------------
@@ -369,41 +545,135 @@ def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, floa
 # --- report -------------------------------------------------------------------------------------
 
 
-def table(theirs: list[Phase], ours: list[Phase]) -> str:
-    rows = ["| operation | side | n | ok | non-2xx | per s | p50 ms | p99 ms | ours / Placement |",
-            "|---|---|---:|---:|---|---:|---:|---:|---:|"]
-    for reference, mine in zip(theirs, ours, strict=True):
-        ratio = mine.per_s / reference.per_s if reference.per_s else float("nan")
-        for phase, cell in ((reference, ""), (mine, f"**{ratio:.2f}x**")):
-            rows.append(f"| {phase.operation} | {phase.side} | {phase.n} | {phase.ok} | {phase.errors} | "
-                        f"{phase.per_s:.0f} | {phase.percentile(0.50):.1f} | {phase.percentile(0.99):.1f} | {cell} |")
-    return "\n".join(rows)
+@dataclass
+class Row:
+    operation: str
+    phases: dict[str, list[Phase | None]]   # side -> one per round (None: unsupported)
+
+    def median(self, side: str, value: Callable[[Phase], float]) -> float | None:
+        got = [value(phase) for phase in self.phases.get(side, []) if phase is not None]
+        return statistics.median(got) if got else None
+
+    def errors(self, side: str) -> str:
+        total: collections.Counter[int] = collections.Counter()
+        for phase in self.phases.get(side, []):
+            if phase is not None:
+                total.update({status: n for status, n in phase.statuses.items() if not 200 <= status < 300})
+        return ", ".join(f"{n}x{status}" for status, n in sorted(total.items())) or "-"
+
+
+def table(rows: list[Row], sides: list[str]) -> str:
+    ours, references = sides[-1], sides[:-1]
+    head = "| operation | side | per s | p50 ms | p99 ms | non-2xx | " + " | ".join(
+        f"ours / {name.split(' (')[1].split(',')[0]}" for name in references) + " |"
+    lines = [head, "|---|---|---:|---:|---:|---|" + "---:|" * len(references)]
+    for row in rows:
+        ours_rate = row.median(ours, lambda p: p.per_s)
+        for side in sides:
+            rate = row.median(side, lambda p: p.per_s)
+            if rate is None:
+                lines.append(f"| {row.operation} | {side} | unsupported | | | | "
+                             + " | " * (len(references) - 1) + " |")
+                continue
+            ratios = ""
+            if side == ours:
+                cells = []
+                for ref in references:
+                    theirs = row.median(ref, lambda p: p.per_s)
+                    cells.append(f"**{ours_rate / theirs:.2f}x**" if ours_rate and theirs else "")
+                ratios = " | ".join(cells)
+            else:
+                ratios = " | ".join("" for _ in references)
+            p50 = row.median(side, lambda p: p.percentile(0.5))
+            lines.append(f"| {row.operation} | {side} | {rate:.0f} | {p50:.1f} | "
+                         f"{row.median(side, lambda p: p.percentile(0.99)):.1f} | {row.errors(side)} | {ratios} |")
+    return "\n".join(lines)
 
 
 @contextmanager
-def reference_placement() -> Iterator[ReferencePlacement]:
+def reference_sides() -> Iterator[list[tuple[str, Client]]]:
+    """The real Placement on PostgreSQL behind gunicorn (one worker per core), and on sqlite behind
+    waitress (the second row)."""
+    workers = os.cpu_count() or 2
     with tempfile.TemporaryDirectory(prefix="bench-placement-") as workdir:
-        reference = ReferencePlacement(Path(workdir), threads=THREADS)
-        reference.start()
+        database = Postgres()
+        database.start()
+        sql = ReferencePlacement(Path(workdir) / "pg-placement", threads=REFERENCE_THREADS,
+                                 database_url=database.url, workers=workers)
+        lite = ReferencePlacement(Path(workdir) / "sqlite-placement", threads=THREADS)
         try:
-            yield reference
+            sql.start()
+            lite.start()
+            yield [(f"Placement 16.0.0 (PostgreSQL, gunicorn {workers} workers x {REFERENCE_THREADS} threads)",
+                    Client(sql.base, NOAUTH_ADMIN_TOKEN)),
+                   ("Placement 16.0.0 (sqlite, waitress)", Client(lite.base, NOAUTH_ADMIN_TOKEN))]
         finally:
-            reference.stop()
+            lite.stop()
+            sql.stop()
+            database.stop()
+
+
+def alternate(rows: dict[str, Row], sides: list[Side], operations: Callable[[Side], list[Operation]]) -> None:
+    """ROUNDS rounds; in each, every operation on every side in turn."""
+    for _ in range(ROUNDS):
+        per_side = [operations(side) for side in sides]
+        for index in range(len(per_side[0])):
+            for side, ops in zip(sides, per_side, strict=True):
+                operation = ops[index]
+                row = rows.setdefault(operation.name, Row(operation.name, {}))
+                row.phases.setdefault(side.name, []).append(run_operation(side, operation))
+                print(".", end="", flush=True)
 
 
 def main() -> int:
     use_local_credentials()
     print(describe_selection(), flush=True)
-    print(f"{N} requests per phase, {THREADS} threads, {'keep-alive' if KEEPALIVE else 'a connection per request'}; "
-          "the sides alternate phase by phase (the real Placement's venv is made once)", flush=True)
+    print(f"{N} requests per phase ({CANDIDATE_N} per candidate query), {THREADS} threads, {ROUNDS} rounds (medians), "
+          f"trees {TREES}, reshape of {RESHAPE_CONSUMERS} consumers; "
+          f"{'keep-alive' if KEEPALIVE else 'a connection per request'}; the sides alternate operation by operation",
+          flush=True)
+    install_postgres()
     store = start_store()
+    rows: dict[str, Row] = {}
+    seeding: list[str] = []
+    wide: dict[str, list[float] | None] = {}
+    reshapes: dict[str, list[float | None]] = {}
     try:
-        with reference_placement() as reference:
+        with reference_sides() as references:
             service = start_placement_service(store.endpoint)
             try:
-                theirs, ours = run_alternating(Side("Placement 16.0.0 (sqlite)", Client(reference.base,
-                                                                                       NOAUTH_ADMIN_TOKEN)),
-                                               Side(f"ours ({store.kind})", Client(service.base, service.key)))
+                sides = [Side(name, client) for name, client in references]
+                sides.append(Side(f"ours ({store.kind})", Client(service.base, service.key)))
+                names = [side.name for side in sides]
+                alternate(rows, sides, Side.operations)
+                for trees in TREES:
+                    for side in sides:
+                        took = side.grow_to(trees)
+                        seeding.append(f"{side.name}: {trees} trees in {took:.1f} s"
+                                       + (" (flat roots only: no traits or children)" if "trees" in side.lacks else ""))
+                    alternate(rows, sides, lambda side, trees=trees: side.candidate_operations(trees))
+                for side in sides:
+                    wide[side.name] = [] if wide_tree(side.client) else None
+                for _ in range(ROUNDS):
+                    for side in sides:
+                        if wide[side.name] is not None:
+                            for _ in range(WIDE_N):
+                                started = time.perf_counter()
+                                status, _ = side.client.call("GET", WIDE_QUERY, version="1.36")
+                                if status in UNSUPPORTED:
+                                    wide[side.name] = None
+                                    break
+                                wide[side.name].append(time.perf_counter() - started)  # type: ignore[union-attr]
+                        try:
+                            reshape = prepare_reshape(side.client, RESHAPE_CONSUMERS)
+                        except RuntimeError as err:  # a setup the side refused: reported, the table still printed
+                            print(f"\nreshape setup on {side.name} failed: {err}", flush=True)
+                            reshapes.setdefault(side.name, []).append(None)
+                            continue
+                        started = time.perf_counter()
+                        status = reshape()
+                        reshapes.setdefault(side.name, []).append(
+                            time.perf_counter() - started if status == 204 else None)
             finally:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
@@ -412,21 +682,37 @@ def main() -> int:
         store.stop()
 
     print()
-    print(table(theirs, ours))
+    print()
+    print(table(list(rows.values()), names))
+    print()
+    print("Seeding the compute trees through each side's API, concurrently:")
+    for line in seeding:
+        print(f"- {line}")
+    print(f"Wide tree (1 root, 8 children, 6 groups; bug 2070257), {WIDE_N} x {ROUNDS} queries:")
+    for name, latencies in wide.items():
+        print(f"- {name}: " + ("unsupported" if latencies is None else
+                              f"p50 {1000 * statistics.median(latencies):.0f} ms, max {1000 * max(latencies):.0f} ms"))
+    print(f"Reshape of a tree with {RESHAPE_CONSUMERS} consumers (POST /reshaper), median of {ROUNDS}:")
+    for name, times in reshapes.items():
+        done = [t for t in times if t is not None]
+        print(f"- {name}: " + (f"{1000 * statistics.median(done):.0f} ms" if done else "unsupported"))
     print()
     print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips.per_write:.2f} "
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
           f"counted at the wire over {ROUND_TRIP_WRITES} writes; transaction actions per write: "
           f"{', '.join(f'{action} {n:.1f}' for action, n in trips.actions.items())}")
+    ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
           f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
-          f"(ours sequential PUT is {ours[0].per_s / floor.per_s:.2f}x of it)")
-    for phase in theirs + ours:
-        if any(status >= 500 or status == 0 for status in phase.statuses):
-            print(f"5xx or dropped: {phase.side}: {phase.operation}: {phase.errors}")
-    # The real Placement's 5xx (sqlite "database is locked" under threads) are its figures, reported
-    # above and never counted as successes; ours must have none.
-    return 1 if any(status >= 500 or status == 0 for phase in ours for status in phase.statuses) else 0
+          f"(ours sequential PUT, median: {ours_put / floor.per_s:.2f}x of it)")
+    ours_5xx = [f"{row.operation}: {row.errors(names[-1])}" for row in rows.values()
+                if any(status >= 500 or status == 0 for phase in row.phases.get(names[-1], []) if phase
+                       for status in phase.statuses)]
+    for line in ours_5xx:
+        print(f"5xx or dropped on our side: {line}")
+    # The references' 5xx (sqlite "database is locked" under threads) are their figures, reported above
+    # and never counted as successes; ours must have none.
+    return 1 if ours_5xx else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
-"""The real Placement 16.0.0 on this machine: its own venv (the PyPI wheel), sqlite, noauth2.
+"""The real Placement 16.0.0 on this machine: its own venv (the PyPI wheel), noauth2.
 
-Used by `make bench-placement` (the other side of the comparison) and by
-`python -m tests.placement_conformance.reference_gabbits`, which runs the same gabbit driver
-against it to show that the driver and its HTTP-only fixtures are right.
+Two ways to run it:
+- sqlite behind waitress (threads): the conformance tests (`test_reference.py`), a fresh database
+  per gabbit file, and the bench's second row;
+- a SQL server (PostgreSQL, devkit/placement/postgres.py) behind gunicorn with one worker per core:
+  the bench's reference, Placement as operators run it. The schema is made once with
+  `placement-manage db sync` before the workers start (so they do not race on migrations).
 The venv lives in `.cache/placement-conformance/reference-venv` (git-ignored), made once.
 """
 
@@ -15,17 +18,22 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devkit.placement.postgres import free_port
 from devkit.placement.upstream import CACHE, PLACEMENT_VERSION
 
 VENV = CACHE / "reference-venv"
 # The wheel under test and the WSGI server that runs it (its other dependencies: pip's resolution).
-REQUIREMENTS = (f"openstack-placement=={PLACEMENT_VERSION}", "waitress==3.0.2")
+REQUIREMENTS = (f"openstack-placement=={PLACEMENT_VERSION}", "waitress==3.0.2", "gunicorn==27.0.1",
+                "psycopg2-binary==2.9.13")
 SCRIPT = Path(__file__).with_name("reference_wsgi.py")
 LISTENING = re.compile(r"reference listening on (http://127\.0\.0\.1:\d+)")
+READY = re.compile(r"reference ready (\d+)")
 START_TIMEOUT = 120.0
 CONFIG = """\
 [DEFAULT]
@@ -33,10 +41,19 @@ debug = False
 default_log_levels = placement=WARN,placement.requestlog=WARN,oslo_db=WARN,alembic=WARN,waitress=ERROR
 [api]
 auth_strategy = noauth2
+[oslo_policy]
+# As upstream's gabbit APIFixture: the deprecated (admin) defaults, so that the admin token may reshape.
+enforce_new_defaults = False
+enforce_scope = False
 [placement_database]
-connection = sqlite:///{db}
-sync_on_startup = True
+connection = {connection}
+sync_on_startup = {sync}
+[placement]
+# Bounded as upstream advises since bug 2070257 (placement.conf's workarounds): otherwise a wide
+# symmetric tree makes it enumerate every combination. The bench's wide-tree case needs it.
+max_allocation_candidates = {max_candidates}
 """
+MAX_CANDIDATES = 1000
 
 
 def python() -> Path:
@@ -56,6 +73,19 @@ def python() -> Path:
     return VENV / "bin" / "python"
 
 
+def wait_for(url: str, timeout: float, process: subprocess.Popen[str]) -> bool:
+    """Until `url` answers 200 (the workers are up), the process ends, or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
+                if response.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.2)  # polling a starting server, not synchronising with it
+    return False
+
+
 @dataclass
 class ReferencePlacement:
     """One real Placement process; `restart_empty` gives it a fresh database on the same port."""
@@ -63,6 +93,8 @@ class ReferencePlacement:
     workdir: Path
     prefix: str = "/placement"
     threads: int = 8
+    database_url: str = ""           # empty: a fresh sqlite file under workdir (waitress)
+    workers: int = 0                 # > 0: gunicorn with this many workers (of `threads` threads each)
     url: str = ""
     process: subprocess.Popen[str] | None = None
     output: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=200))
@@ -75,14 +107,29 @@ class ReferencePlacement:
         db = self.workdir / "placement.db"
         db.unlink(missing_ok=True)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / "placement.conf").write_text(CONFIG.format(db=db))
-        self.process = subprocess.Popen(  # noqa: S603 - our venv's python and our script
-            [str(python()), str(SCRIPT), str(self.workdir), self.prefix, str(port), str(self.threads)],
-            text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env={k: v for k, v in os.environ.items() if not k.startswith("OS_")},
-        )
+        (self.workdir / "placement.conf").write_text(CONFIG.format(
+            connection=self.database_url or f"sqlite:///{db}", sync=not self.workers, max_candidates=MAX_CANDIDATES))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+        env["OS_PLACEMENT_CONFIG_DIR"] = str(self.workdir)
+        if self.workers:
+            manage = subprocess.run([str(python().with_name("placement-manage")), "--config-file",  # noqa: S603
+                                     str(self.workdir / "placement.conf"), "db", "sync"],
+                                    capture_output=True, text=True, env=env, check=False, timeout=300)
+            if manage.returncode != 0:
+                raise RuntimeError(f"placement-manage db sync failed:\n{manage.stderr[-3000:]}")
+            port = port or free_port()
+            command = [str(python().with_name("gunicorn")), "--chdir", str(SCRIPT.parent), "--bind",
+                       f"127.0.0.1:{port}", "--workers", str(self.workers), "--worker-class", "gthread",
+                       "--threads", str(self.threads), "--backlog", "128", "--log-level", "warning",
+                       "--timeout", "300", f"reference_wsgi:gunicorn_application({self.prefix!r})"]
+        else:
+            command = [str(python()), str(SCRIPT), str(self.workdir), self.prefix, str(port), str(self.threads)]
+        self.process = subprocess.Popen(  # noqa: S603 - our venv's programs and our script
+            command, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         found = threading.Event()
         process = self.process
+        self.ready = threading.Condition()
+        self.generation = -1
 
         def drain() -> None:
             assert process.stdout is not None
@@ -92,19 +139,44 @@ class ReferencePlacement:
                     match = LISTENING.search(line)
                     if match and not found.is_set():
                         self.url = match.group(1)
+                    ready = READY.search(line)
+                    if ready:
+                        with self.ready:
+                            self.generation = int(ready.group(1))
+                            self.ready.notify_all()
                         found.set()
             found.set()
+            with self.ready:
+                self.ready.notify_all()
 
         self.url = ""
         threading.Thread(target=drain, name="reference-placement-output", daemon=True).start()
+        if self.workers:
+            self.url = f"http://127.0.0.1:{port}"
+            if not wait_for(self.url + self.prefix + "/", START_TIMEOUT, process):
+                self.stop()
+                raise RuntimeError("the reference Placement (gunicorn) did not start:\n" + "\n".join(self.output))
+            return
         if not found.wait(START_TIMEOUT) or not self.url:
             self.stop()
             raise RuntimeError("the reference Placement did not start:\n" + "\n".join(self.output))
 
     def restart_empty(self) -> None:
-        port = int(self.url.rsplit(":", 1)[1])
-        self.stop()
-        self.start(port)
+        """A fresh, empty Placement on the same port: the waitress side forks a new server on a copy
+        of its migrated template database (reference_wsgi.py); gunicorn is restarted."""
+        if self.workers:
+            port = int(self.url.rsplit(":", 1)[1])
+            self.stop()
+            self.start(port)
+            return
+        assert self.process is not None and self.process.stdin is not None
+        with self.ready:
+            wanted = self.generation + 1
+            self.process.stdin.write("reset\n")
+            self.process.stdin.flush()
+            if not self.ready.wait_for(lambda: self.generation >= wanted or self.process.poll() is not None,
+                                       START_TIMEOUT) or self.generation < wanted:
+                raise RuntimeError("the reference Placement did not restart:\n" + "\n".join(self.output))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -24,51 +24,33 @@ WHEEL_NAME = f"openstack_placement-{PLACEMENT_VERSION}-py3-none-any.whl"
 WHEEL_SHA256 = "3286f433f9c2aa365de847539a60ce99cd07fedc1cd782ffa4b2bcdc5eb30b55"
 GABBITS_IN_WHEEL = "placement/tests/functional/gabbits/"
 
-# Research §1a: the core files (resource providers, inventories, allocations, usages, generations).
-CORE_FILES = (
-    "allocations.yaml",
-    "allocations-1-8.yaml",
-    "allocations-1-12.yaml",
-    "allocations-1.28.yaml",
-    "allocations-post.yaml",
-    "allocations-bug-1714072.yaml",
-    "allocations-bug-1778591.yaml",
-    "allocations-bug-1778743.yaml",
-    "allocations-bug-1779717.yaml",
-    "ensure-consumer.yaml",
-    "with-allocations.yaml",
-    "usage.yaml",
-    "inventory.yaml",
-    "resource-provider-duplication.yaml",
-)
-# Research §1b: custom resource classes and the consumer-type default.
-CLASS_AND_CONSUMER_FILES = (
-    "allocation-bad-class.yaml",
-    "resource-class-in-use.yaml",
-    "consumer-types-bug-story-2009167.yaml",
-)
-FILES = CORE_FILES + CLASS_AND_CONSUMER_FILES
+# Which of the wheel's 79 gabbit files run, by the fixture they name (research placement-clients.md):
+# the 38 files on an empty service (`APIFixture`, `AllocationFixture`) and the 13 whose fixtures seed
+# provider trees, built here over HTTP (tests/placement_conformance/fixtures.py). The rest (policy
+# and RBAC files, cors.yaml) are named skips in tests/placement_conformance/expected.yaml.
+API_FIXTURES = ("APIFixture", "AllocationFixture")
+TREE_FIXTURES = ("GranularFixture", "NUMAAggregateFixture", "NUMANetworkFixture", "DeepNUMANetworkFixture",
+                 "NeutronQoSMultiSegmentFixture", "SharedStorageFixture", "NonSharedStorageFixture")
+RUN_FIXTURES = API_FIXTURES + TREE_FIXTURES
+ALL_FILES_COUNT = 79
 
-# Research §6.3: the only skips. The tail of allocations-1.28.yaml needs traits, aggregates and
-# allocation candidates (outside the subset); nothing later in the file depends on it.
-SKIPS: dict[str, dict[str, str]] = {
-    "allocations-1.28.yaml": {
-        "trait that disk": "traits are outside the subset",
-        "set disk inventory": "follows the traits response",
-        "disk in aggregate": "aggregates are outside the subset",
-        "compute in aggregate": "aggregates are outside the subset",
-        "get candidates with shared": "allocation candidates are outside the subset",
-        "put that allocation to new consumer": "uses the allocation candidates response",
-        "put that allocation to existing consumer": "uses the allocation candidates response",
-    },
-}
 
-# A file of the required set that the issue's own microversion range (1.0-1.28) cannot pass: it
-# asks for 1.37 and 1.38, which the service must answer 406. Run, and reported as an expected
-# failure (never a pass); should it ever pass, the run fails so that this entry is removed.
-EXPECTED_TO_FAIL: dict[str, str] = {
-    "consumer-types-bug-story-2009167.yaml": "needs microversions 1.37/1.38 (consumer_type); the service stops at 1.28",
-}
+def fixtures_of(path: Path) -> tuple[str, ...]:
+    """The `fixtures:` names of one gabbit file, read as gabbi reads it."""
+    import yaml
+
+    return tuple(yaml.safe_load(path.read_text()).get("fixtures") or ())
+
+
+def classify(directory: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the files that run, the files that do not), each sorted by name."""
+    run, other = [], []
+    for path in sorted(directory.glob("*.yaml")):
+        fixtures = fixtures_of(path)
+        (run if fixtures and set(fixtures) <= set(RUN_FIXTURES) else other).append(path.name)
+    if len(run) + len(other) != ALL_FILES_COUNT:
+        raise RuntimeError(f"the wheel has {len(run) + len(other)} gabbit files, not {ALL_FILES_COUNT}")
+    return tuple(run), tuple(other)
 
 
 def _sha256(path: Path) -> str:
@@ -115,7 +97,4 @@ def gabbits_dir() -> Path:
         (scratch / ".complete").write_text(WHEEL_SHA256)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(scratch, target)
-    missing = [name for name in FILES if not (target / name).is_file()]
-    if missing:
-        raise RuntimeError(f"the wheel has no gabbits named {', '.join(missing)}")
     return target

@@ -1,7 +1,9 @@
-"""The gabbit driver against the real Placement 16.0.0 (noauth2, sqlite, `/placement` prefix):
-`python -m tests.placement_conformance.reference_gabbits`. Everything but the skip list must
-pass: that shows the driver, its fixtures and the reset are faithful, so a failure against our
-service is our service's. Closes with `N passed, N failed, N skipped`.
+"""The gabbit driver and its HTTP-only fixtures against the real Placement 16.0.0 (noauth2,
+sqlite, `/placement` prefix, a fresh database per file): everything but the named skips must pass,
+which shows that the driver, the fixtures (the tree fixtures included) and the reset are faithful,
+so a failure against our service is our service's. `test_reference.py` runs this per file;
+`python -m tests.placement_conformance.reference_gabbits` runs it all and closes with
+`N passed, N failed, N skipped`.
 """
 
 from __future__ import annotations
@@ -12,25 +14,30 @@ from pathlib import Path
 
 from devkit.placement import upstream
 from devkit.placement.reference import ReferencePlacement
-from tests.placement_conformance import driver
+from tests.placement_conformance import driver, expectations
 from tests.placement_conformance.fixtures import Target
 
 NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
 
 
+def session_for(reference: ReferencePlacement, expected: expectations.Expected) -> driver.Session:
+    return driver.Session(upstream.gabbits_dir(), Target(reference.base, NOAUTH_ADMIN_TOKEN, reference.restart_empty),
+                          expected)
+
+
+def run_file(session: driver.Session, gabbits: list[driver.GabbitId]) -> dict[driver.GabbitId, driver.Outcome]:
+    return {gabbit: driver.run_one(session, gabbit) for gabbit in gabbits}
+
+
 def main() -> int:
-    directory = upstream.gabbits_dir()
+    expected = expectations.load()
+    gabbits = driver.collect(upstream.gabbits_dir(), expected)
     with tempfile.TemporaryDirectory(prefix="placement-reference-") as workdir:
         reference = ReferencePlacement(Path(workdir))
         reference.start()
         try:
-            session = driver.Session(directory, Target(reference.base, NOAUTH_ADMIN_TOKEN, reference.restart_empty))
-            outcomes = {}
-            for gabbit in driver.collect(directory):
-                run = session.file(gabbit.file)
-                outcome = (driver.Outcome("failed", run.failure) if run.failure is not None
-                           else driver.run_case(run.cases[gabbit.index]))
-                outcomes[gabbit] = outcome
+            session = session_for(reference, expected)
+            outcomes = run_file(session, gabbits)
             session.close()
         finally:
             reference.stop()

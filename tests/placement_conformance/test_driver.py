@@ -1,4 +1,4 @@
-"""The gabbit driver's own rules, on synthetic YAML (no download, no server)."""
+"""The gabbit driver's and the expected-failure list's own rules, on synthetic data (no download, no server)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from devkit.placement import upstream
-from tests.placement_conformance import driver
+from tests.placement_conformance import driver, expectations
 
 KEY = "rp_test-key"
+NOTHING = expectations.Expected({}, {}, {})
 
 
 def suite(*tests: dict) -> dict:
@@ -18,44 +19,107 @@ def suite(*tests: dict) -> dict:
             "tests": list(tests)}
 
 
-def test_the_upstream_token_becomes_the_key_in_defaults_and_tests() -> None:
-    data = driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"X-Auth-Token": "admin"}},
-                                {"name": "b", "GET": "/"}), "f.yaml", KEY)
+def test_the_upstream_tokens_become_the_key_in_defaults_and_tests() -> None:
+    data = driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"X-Auth-Token": "admin:admin"}},
+                                {"name": "b", "GET": "/", "request_headers": {"x-auth-token": "user"}},
+                                {"name": "c", "GET": "/"}), "f.yaml", KEY, NOTHING)
     assert data["defaults"]["request_headers"] == {"x-auth-token": KEY, "accept": "application/json"}
     assert data["tests"][0]["request_headers"] == {"X-Auth-Token": KEY}
-    assert "request_headers" not in data["tests"][1]
+    assert data["tests"][1]["request_headers"] == {"x-auth-token": KEY}
+    assert "request_headers" not in data["tests"][2]
 
 
 def test_any_other_token_is_an_error_not_silently_mapped() -> None:
     with pytest.raises(ValueError, match="unexpected token"):
-        driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"x-auth-token": "user"}}), "f.yaml", KEY)
+        driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"x-auth-token": "other"}}), "f.yaml", KEY,
+                       NOTHING)
 
 
-def test_only_the_listed_tests_of_the_listed_file_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(upstream, "SKIPS", {"f.yaml": {"b": "outside the subset"}})
-    data = driver.prepare(suite({"name": "a", "GET": "/"}, {"name": "b", "GET": "/"}), "f.yaml", KEY)
-    assert [t.get("skip") for t in data["tests"]] == [None, "outside the subset"]
-    other = driver.prepare(suite({"name": "b", "GET": "/"}), "g.yaml", KEY)
+def test_only_the_listed_tests_of_the_listed_file_are_skipped_and_keep_their_token() -> None:
+    expected = expectations.Expected({}, {"f.yaml": {"b": "issue 16"}}, {})
+    data = driver.prepare(suite({"name": "a", "GET": "/"},
+                                {"name": "b", "GET": "/", "request_headers": {"x-auth-token": "user"}}),
+                          "f.yaml", KEY, expected)
+    assert [t.get("skip") for t in data["tests"]] == [None, "issue 16"]
+    assert data["tests"][1]["request_headers"] == {"x-auth-token": "user"}
+    other = driver.prepare(suite({"name": "b", "GET": "/"}), "g.yaml", KEY, expected)
     assert other["tests"][0].get("skip") is None
 
 
-def test_a_skip_naming_no_test_fails_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "f.yaml").write_text("tests:\n- name: a\n  GET: /\n")
-    monkeypatch.setattr(upstream, "FILES", ("f.yaml",))
-    monkeypatch.setattr(upstream, "SKIPS", {"f.yaml": {"renamed upstream": "why"}})
-    with pytest.raises(ValueError, match="renamed upstream"):
-        driver.collect(tmp_path)
-    monkeypatch.setattr(upstream, "SKIPS", {"f.yaml": {"a": "why"}})
-    assert [str(g) for g in driver.collect(tmp_path)] == ["f.yaml/a"]
+def test_expected_link_paths_get_the_mount_prefix() -> None:
+    data = driver.prepare(suite({"name": "a", "GET": "/", "response_json_paths": {
+        '$.links[?rel = "self"].href': "/resource_providers/x", "$.versions[0].links[?rel = 'self'].href": "",
+        "$.name": "/not-a-link"}}), "f.yaml", KEY, NOTHING, "/placement")
+    assert data["tests"][0]["response_json_paths"] == {
+        '$.links[?rel = "self"].href': "/placement/resource_providers/x", "$.versions[0].links[?rel = 'self'].href": "",
+        "$.name": "/not-a-link"}
 
 
-def test_the_report_lists_failures_by_file_with_the_assertion_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(upstream, "FILES", ("f.yaml",))
+def _wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(upstream, "ALL_FILES_COUNT", len(files))
+
+
+def test_files_with_fixtures_we_do_not_build_must_be_named_skips(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _wheel(tmp_path, monkeypatch, {"f.yaml": "fixtures: [APIFixture]\ntests:\n- name: a\n  GET: /\n",
+                                   "p.yaml": "fixtures: [OpenPolicyFixture]\ntests:\n- name: x\n  GET: /\n"})
+    with pytest.raises(ValueError, match=r"p\.yaml"):
+        driver.collect(tmp_path, NOTHING)
+    gabbits = driver.collect(tmp_path, expectations.Expected({"p.yaml": "issue 16"}, {}, {}))
+    assert [(str(g), g.skip) for g in gabbits] == [("f.yaml/a", None), ("p.yaml/x", "issue 16")]
+
+
+def test_a_list_entry_naming_no_test_fails_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _wheel(tmp_path, monkeypatch, {"f.yaml": "fixtures: [APIFixture]\ntests:\n- name: a\n  GET: /\n"})
+    for expected in (expectations.Expected({}, {"f.yaml": {"renamed upstream": "why"}}, {}),
+                     expectations.Expected({}, {}, {"gabbits": {"f.yaml": ["renamed upstream"]}})):
+        with pytest.raises(ValueError, match="renamed upstream"):
+            driver.collect(tmp_path, expected)
+
+
+def test_the_list_is_checked_when_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "expected.yaml"
+    path.write_text("failing:\n  gabbits:\n    f.yaml: [a, a]\n")
+    with pytest.raises(ValueError, match="more than once"):
+        expectations.load(path)
+    path.write_text("skipped:\n  tests:\n    f.yaml: {a: why}\nfailing:\n  gabbits:\n    f.yaml: [a]\n")
+    with pytest.raises(ValueError, match="both skipped and failing"):
+        expectations.load(path)
+    path.write_text("skipped:\n  files:\n    f.yaml: ''\n")
+    with pytest.raises(ValueError, match="needs its reason"):
+        expectations.load(path)
+    path.write_text("failing:\n  cinder: [x]\n")
+    with pytest.raises(ValueError, match="unknown kinds"):
+        expectations.load(path)
+
+
+def test_the_committed_list_loads() -> None:
+    expected = expectations.load()
+    assert all("issue 16" in reason or "out of scope" in reason for reason in expected.skipped_files.values())
+
+
+def test_rewrite_keeps_the_skips_and_lists_what_failed(tmp_path: Path) -> None:
+    path = tmp_path / "expected.yaml"
+    path.write_text("skipped:\n  files:\n    p.yaml: issue 16\nfailing:\n  gabbits:\n    f.yaml: [a]\n  nova: [boot]\n")
+    observed = expectations.Observed()
+    observed.collect("gabbits", "f.yaml", ["a", "b", "c"])
+    for name, status in (("a", "xpassed"), ("b", "failed"), ("c", "xfailed")):
+        observed.record("gabbits", "f.yaml", name, status)
+    assert expectations.rewrite(observed, path) == ["gabbits"]
+    data = expectations.load(path)
+    assert data.failing == {"gabbits": {"f.yaml": ["b", "c"]}, "nova": ["boot"], "neutron": []}
+    assert data.skipped_files == {"p.yaml": "issue 16"}
+    assert "| gabbits | f.yaml | 3 | 0 | 1 | 0 | 2 |" in observed.counts_table()
+
+
+def test_the_report_lists_failures_by_file_with_the_assertion_line() -> None:
     trace = "Traceback (most recent call last):\n  File x\nAssertionError: '404' not found in ['201'], response:\n{}"
     report = driver.markdown_report({
         driver.GabbitId("f.yaml", 0, "a"): driver.Outcome("passed"),
         driver.GabbitId("f.yaml", 1, "b"): driver.Outcome("failed", trace),
         driver.GabbitId("f.yaml", 2, "c"): driver.Outcome("skipped", "why"),
     })
-    assert "1 passed, 1 failed, 1 skipped, 0 expected failures (of 3 run)" in report
+    assert "1 passed, 1 failed, 1 skipped (of 3)" in report
     assert "- `b`: AssertionError: '404' not found in ['201'], response: {}" in report
