@@ -26,7 +26,6 @@ from dataclasses import replace
 from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
-from chalicelib.commitments.service import start_sync_timer
 from chalicelib.config import ConfigurationError, FleetSettings, Settings, endpoint_from_env
 from chalicelib.fleet.eventbridge import eventbridge_publisher
 from chalicelib.fleet.reconciler import reconcile
@@ -38,7 +37,7 @@ from devkit.embedded_store import start_embedded_store
 from devkit.gateway import LocalGateway
 from devkit.http_front import Limits, make_server
 from devkit.keys import key_problems, register_keys
-from devkit.timer import start_timer
+from devkit.timer import start_sync_timer, start_timer
 
 
 def refuse_bad_keys() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from chalicelib.config import env_float
 from chalicelib.observability import logger
 
 
@@ -32,3 +35,15 @@ def start_timer(name: str, seconds: float, stop: threading.Event, task: Callable
                               name=name, daemon=True)
     thread.start()
     return thread
+
+
+def start_sync_timer(stop: threading.Event, services: Callable[[], Any],
+                     env: Mapping[str, str] | None = None) -> threading.Thread | None:
+    """The commitment sync every RP_COMMITMENTS_INTERVAL_SECONDS, the first pass at once; None when unset."""
+    from chalicelib.commitments.service import sync
+
+    env = os.environ if env is None else env
+    if not env.get("RP_COMMITMENTS_INTERVAL_SECONDS"):
+        return None
+    seconds = env_float(env, "RP_COMMITMENTS_INTERVAL_SECONDS", 3600.0, positive=True)
+    return start_timer("commitments-sync", seconds, stop, lambda: sync(services()), first_now=True)

@@ -329,31 +329,6 @@ def sync(svc: Any, settings: SyncSettings | None = None, fetch: Fetch | None = N
     )
 
 
-def start_sync_timer(stop: threading.Event, services: Callable[[], Any],
-                     env: Mapping[str, str] | None = None) -> threading.Thread | None:
-    """`make run`: a daemon thread syncing every RP_COMMITMENTS_INTERVAL_SECONDS; None when it is not set."""
-    env = os.environ if env is None else env
-    raw = env.get("RP_COMMITMENTS_INTERVAL_SECONDS")
-    if not raw:
-        return None
-    seconds = float(raw)
-    thread = threading.Thread(target=run_sync_every, args=(seconds, stop, services), name="commitments-sync",
-                              daemon=True)
-    thread.start()
-    return thread
-
-
-def run_sync_every(seconds: float, stop: threading.Event, services: Callable[[], Any]) -> None:
-    """One pass now, then one every `seconds` until `stop` is set (a failure is logged, never fatal)."""
-    while True:
-        try:
-            sync(services())
-        except Exception:  # noqa: BLE001 - the next tick tries again
-            logger.exception("commitments sync failed")
-        if stop.wait(seconds):
-            return
-
-
 def reservation_body(stored: Stored) -> dict[str, Any]:
     """A reservation as the routes and the CLI answer it: the record and its store revision (which rises on
     each write, and a pass writes a record only when it changes)."""

@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chalicelib.commitments.models import Reservation
 from chalicelib.commitments.rules import MISSING_FROM_LIMES, PROJECT_GONE, canonical_uuid
 from chalicelib.store.codec import from_item, key, to_item
-from chalicelib.store.errors import CONDITION_FAILED, error_code, store_errors
-from chalicelib.store.ops import batch_get, get_item, query_all, query_pages
+from chalicelib.store.errors import store_errors
+from chalicelib.store.lease import Lease
+from chalicelib.store.ops import batch_get, get_item, put_if, query_all, query_pages
 from chalicelib.store.schema import GSI1, TTL_ATTRIBUTE
 
 RESERVATIONS_PK = "CMTRES"
 RUNS_PK = "CMTRUN"
 LEASE_PK = "CMTLEASE"
+PASS_LEASE = Lease(key(LEASE_PK))  # one pass at a time (chalicelib/store/lease.py)
 PROJECT_INDEX = "CMTRESP#"
 RELEASED_TTL_SECONDS = 30 * 24 * 3600
 RUN_TTL_SECONDS = 90 * 24 * 3600
@@ -173,20 +173,10 @@ class CommitmentStore:
         }
         if record.status == "released":
             item[TTL_ATTRIBUTE] = released_ttl(record, now)
-        request: dict[str, Any] = {"TableName": self.table, "Item": to_item(item)}
         if read is None:
-            request["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            request["ConditionExpression"] = "revision = :read"
-            request["ExpressionAttributeValues"] = {":read": {"N": str(read.revision)}}
-        try:
-            with store_errors():
-                self.client.put_item(**request)
-        except ClientError as exc:
-            if error_code(exc) == CONDITION_FAILED:
-                return False
-            raise
-        return True
+            return put_if(self.client, self.table, to_item(item), "attribute_not_exists(pk)")
+        return put_if(self.client, self.table, to_item(item), "revision = :read",
+                      values={":read": {"N": str(read.revision)}})
 
     def reservation_page(self, project_id: str | None, status: str | None, token: str | None,
                          limit: int = PAGE_LIMIT) -> tuple[list[Stored], str | None]:
@@ -264,35 +254,12 @@ class CommitmentStore:
 
     def take_lease(self, owner: str, now: float, seconds: float) -> bool:
         """One pass at a time: the lease is free, or its holder's time is up. False: another pass holds it."""
-        now_ms = int(now * 1000)
-        try:
-            with store_errors():
-                self.client.put_item(
-                    TableName=self.table,
-                    Item=to_item({"pk": LEASE_PK, "sk": "-", "owner": owner, "until": now_ms + int(seconds * 1000)}),
-                    ConditionExpression="attribute_not_exists(pk) OR #until < :now",
-                    ExpressionAttributeNames={"#until": "until"},
-                    ExpressionAttributeValues={":now": {"N": str(now_ms)}})
-        except ClientError as exc:
-            if error_code(exc) == CONDITION_FAILED:
-                return False
-            raise
-        return True
+        return PASS_LEASE.take(self.client, self.table, owner, int(now * 1000), int(seconds * 1000))
 
     def renew_lease(self, owner: str, now: float, seconds: float) -> bool:
         """Move the lease's end to `now + seconds`, only while it is still ours. False: it is not (it ran out
         and another pass took it, or it is gone)."""
-        try:
-            with store_errors():
-                self.client.update_item(
-                    TableName=self.table, Key=key(LEASE_PK), UpdateExpression="SET #until = :until",
-                    ConditionExpression="#owner = :me", ExpressionAttributeNames={"#owner": "owner", "#until": "until"},
-                    ExpressionAttributeValues={":me": {"S": owner}, ":until": {"N": str(int((now + seconds) * 1000))}})
-        except ClientError as exc:
-            if error_code(exc) == CONDITION_FAILED:
-                return False
-            raise
-        return True
+        return PASS_LEASE.renew(self.client, self.table, owner, int(now * 1000), int(seconds * 1000))
 
     def lease_until(self) -> float | None:
         """When the lease runs out (seconds), None when nobody holds it (for tests and operators)."""
@@ -301,14 +268,7 @@ class CommitmentStore:
 
     def release_lease(self, owner: str) -> None:
         """Give the lease back, only if it is still ours (an expired lease may have passed to another pass)."""
-        try:
-            with store_errors():
-                self.client.delete_item(TableName=self.table, Key=key(LEASE_PK), ConditionExpression="#owner = :me",
-                                        ExpressionAttributeNames={"#owner": "owner"},
-                                        ExpressionAttributeValues={":me": {"S": owner}})
-        except ClientError as exc:
-            if error_code(exc) != CONDITION_FAILED:
-                raise
+        PASS_LEASE.release(self.client, self.table, owner)
 
 
 def _decimal_safe(value: Any) -> Any:

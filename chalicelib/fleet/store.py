@@ -41,7 +41,8 @@ from chalicelib.fleet.placement_writes import class_ref_items, provider_classes,
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.codec import key, to_item
-from chalicelib.store.ops import Op, batch_get, get_item, query_all, transact, update_if
+from chalicelib.store.lease import Lease
+from chalicelib.store.ops import Op, batch_get, get_item, query_all, transact
 from chalicelib.tenants.store import TenantStore
 
 STATUS_SK = "STATUS"
@@ -112,6 +113,13 @@ def compress(document: Any) -> list[bytes]:
 def decompress(chunks: Iterable[bytes]) -> Any:
     return json.loads(zlib.decompress(b"".join(chunks)))
 
+
+
+def outbox_claim(tenant: str, event_id: str) -> Lease:
+    """The publishing claim on one outbox item: one publisher at a time, until its claim runs out; never once
+    the item is gone (chalicelib/store/lease.py)."""
+    return Lease(key(fleet_pk(tenant), f"{OUTBOX}{event_id}"), owner_attribute="claimBy",
+                 until_attribute="claimUntil", item_must_exist=True)
 
 class FleetStore:
     def __init__(self, client: Any, table: str) -> None:
@@ -262,11 +270,7 @@ class FleetStore:
 
     def claim(self, tenant: str, event_id: str, owner: str, now_ms: int, lease_ms: int) -> bool:
         """Take the outbox item for publishing; False when it is gone or another publisher holds it."""
-        return update_if(
-            self.client, self.table, key(fleet_pk(tenant), f"{OUTBOX}{event_id}"),
-            "SET claimBy = :me, claimUntil = :until",
-            "attribute_exists(pk) AND (attribute_not_exists(claimUntil) OR claimUntil < :now)",
-            values={":me": {"S": owner}, ":until": {"N": str(now_ms + lease_ms)}, ":now": {"N": str(now_ms)}})
+        return outbox_claim(tenant, event_id).take(self.client, self.table, owner, now_ms, lease_ms)
 
     def published_items(self, event: dict[str, Any], owner: str) -> list[Op]:
         """The outbox item goes and the event record appears, only while this publisher holds the claim.

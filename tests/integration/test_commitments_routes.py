@@ -168,7 +168,7 @@ def test_cli_sync_runs_and_reservations(services, synced, monkeypatch, capsys) -
 def test_make_run_timer_only_when_an_interval_is_set(services, synced) -> None:
     import threading
 
-    from chalicelib.commitments.service import start_sync_timer
+    from devkit.timer import start_sync_timer
 
     stop = threading.Event()
     assert start_sync_timer(stop, lambda: services, env={}) is None

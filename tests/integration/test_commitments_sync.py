@@ -234,8 +234,9 @@ def test_a_second_pass_over_an_unchanged_world_writes_nothing(services, counted)
         assert _table_state(w) == before
     assert first["counts"]["writes"] == 4  # 3 records + 1 Placement transaction
     assert second["outcome"] == "ok" and second["counts"]["writes"] == 0
-    # On the wire: the lease taken and given back, the run record; no reservation, no Placement write.
-    assert counted == {"PutItem": 2, "DeleteItem": 1}
+    # On the wire: the lease taken (the store's one lease helper: an UpdateItem) and given back, the run record;
+    # no reservation, no Placement write.
+    assert counted == {"UpdateItem": 1, "PutItem": 1, "DeleteItem": 1}
 
 
 # --- releases, pools, conflicts ---------------------------------------------------------------------------
@@ -361,8 +362,9 @@ def test_an_expired_lease_is_taken_over(services) -> None:
 def test_a_crash_between_the_placement_write_and_the_record_converges(services) -> None:
     with sync_world(services, world({"p1": [commitment(1)]})) as w:
         pool = w.pool("a")
-        # The lease is the pass's first PutItem; the reservation write (the next) and all after it fail on the wire.
-        with failing(services.client, "PutItem", skip=1):
+        # The lease is an UpdateItem; the reservation write (the pass's first PutItem) and all after it fail on the
+        # wire.
+        with failing(services.client, "PutItem", skip=0):
             crashed = w.run()
         assert (crashed["outcome"], crashed["error"]) == ("failed", "store unavailable")
         assert crashed["counts"]["writes"] == 1  # the Placement transaction, made before the failure

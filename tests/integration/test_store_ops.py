@@ -18,7 +18,7 @@ from chalicelib.idempotency import SavedResult
 from chalicelib.store.codec import to_item
 from chalicelib.store.commands import MAX_ATTEMPTS, Command, Outcome, Reread, run_command
 from chalicelib.store.keys import key, key_id
-from chalicelib.store.ops import batch_get, get_item, query_all, transact
+from chalicelib.store.ops import Op, batch_get, get_item, query_all, transact
 from chalicelib.store.saved_results import request_key, save_result_op, saved_result
 
 
@@ -124,8 +124,8 @@ def test_a_command_saves_its_result_and_replays_it(services):
 
     def plan(found):
         seen.append(found.get(("STATE", "-")))
-        return Outcome(200, {"ok": 1}, [{"Put": {"TableName": services.table, "Item": {**key("STATE"),
-                                                                                      **to_item({"v": 1})}}}])
+        return Outcome(200, {"ok": 1}, [Op("state", {"Put": {"TableName": services.table,
+                                                             "Item": {**key("STATE"), **to_item({"v": 1})}}})])
 
     assert run(services, plan) == (200, {"ok": 1})
     assert stored_result(services) == SavedResult("fp-1", 200, {"ok": 1})
@@ -178,8 +178,8 @@ def test_a_condition_that_never_holds_is_unavailable_with_nothing_saved(services
 
     def plan(found):
         attempts.append(1)
-        return Outcome(200, {}, [{"ConditionCheck": {"TableName": services.table, "Key": key("ABSENT"),
-                                                     "ConditionExpression": "attribute_exists(pk)"}}])
+        return Outcome(200, {}, [Op("absent", {"ConditionCheck": {"TableName": services.table, "Key": key("ABSENT"),
+                                                                  "ConditionExpression": "attribute_exists(pk)"}})])
 
     with pytest.raises(Unavailable):
         run(services, plan)
