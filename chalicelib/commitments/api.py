@@ -18,6 +18,7 @@ from chalicelib.commitments.service import STATUSES, reservation_body, sync
 from chalicelib.commitments.store import PAGE_LIMIT, TOKEN_MAX_CHARS, CommitmentStore, InvalidToken
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.http.family import Reply, Request
+from chalicelib.store.table import TableAccess
 
 RUNS_DEFAULT, RUNS_MAX = 20, 100
 _PROJECT = re.compile(r"^[A-Za-z0-9_.:@-]{1,255}$")  # Keystone ids are hex; be generous, never echo it
@@ -32,11 +33,11 @@ def _one(request: Request, name: str) -> str | None:
     return values[0] if values else None
 
 
-def sync_now(svc: Any, request: Request) -> Reply:
+def sync_now(svc: TableAccess, request: Request) -> Reply:
     return Reply(200, sync(svc))
 
 
-def runs(svc: Any, request: Request) -> Reply:
+def runs(svc: TableAccess, request: Request) -> Reply:
     raw = _one(request, "limit")
     limit = RUNS_DEFAULT
     if raw is not None:
@@ -46,7 +47,7 @@ def runs(svc: Any, request: Request) -> Reply:
     return Reply(200, {"items": CommitmentStore(svc.client, svc.table).runs(limit)})
 
 
-def reservations(svc: Any, request: Request) -> Reply:
+def reservations(svc: TableAccess, request: Request) -> Reply:
     project = _one(request, "projectId")
     status = _one(request, "status")
     token = _one(request, "nextToken")

@@ -42,6 +42,7 @@ from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.models import ConsumerWrite
 from chalicelib.placement.service import PlacementService
 from chalicelib.schedules import COMMITMENTS_SCHEDULE  # noqa: F401 (re-exported)
+from chalicelib.store.table import TableAccess
 
 # The lease's term: a running pass renews it every third of that (LeaseKeeper), so a live pass never loses it
 # and the lease runs out at most this long after the pass ends (crashed, or its release failed). Capped.
@@ -318,7 +319,7 @@ def openstack_fetch(settings: SyncSettings) -> Snapshot:
     return OpenStackClient(openstack_config(settings)).fetch()
 
 
-def sync(svc: Any, settings: SyncSettings | None = None, fetch: Fetch | None = None,
+def sync(svc: TableAccess, settings: SyncSettings | None = None, fetch: Fetch | None = None,
          pools: PoolSource | None = None, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """The pass over the process's services: what the schedule, the route and the CLI run."""
     settings = settings or SyncSettings.from_env()
