@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -26,46 +28,30 @@ def test_the_layers_hold(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_boto3_in_a_rules_module_breaks_the_lint(tmp_path):
+# Each planted import must fail `make lint`, and name itself in the report.
+PLANTED = [
+    # a pure module reaching for the AWS SDK
+    ("allocations/rules.py", "import boto3", "chalicelib.allocations.rules is not allowed to import boto3"),
+    # a service importing the HTTP layer
+    ("members/service.py", "import chalicelib.http.bodies",
+     "chalicelib.members.service is not allowed to import chalicelib.http"),
+    # an upward import into the family framework
+    ("http/family.py", "import chalicelib.runtime",
+     "chalicelib.http.family is not allowed to import chalicelib.runtime"),
+    # a capability importing another capability's store
+    ("members/service.py", "import chalicelib.fleet.store",
+     "chalicelib.members is not allowed to import chalicelib.fleet"),
+    # a store adapter importing its own service
+    ("tenants/store.py", "import chalicelib.tenants.service",
+     "chalicelib.tenants.store is not allowed to import chalicelib.tenants.service"),
+]
+
+
+@pytest.mark.parametrize(("module", "planted", "reported"), PLANTED, ids=[p[0] + ":" + p[1] for p in PLANTED])
+def test_a_planted_violation_breaks_the_lint(tmp_path, module, planted, reported):
     tree = _copy(tmp_path)
-    rules = tree / "chalicelib" / "allocations" / "rules.py"
-    rules.write_text("import boto3  # a deliberate violation\n" + rules.read_text())
+    source = tree / "chalicelib" / module
+    source.write_text(f"{planted}  # a deliberate violation\n" + source.read_text())
     result = _lint(tree)
     assert result.returncode != 0
-    assert "chalicelib.allocations.rules is not allowed to import boto3" in result.stdout
-
-
-def test_a_service_importing_the_http_layer_breaks_the_lint(tmp_path):
-    tree = _copy(tmp_path)
-    service = tree / "chalicelib" / "members" / "service.py"
-    service.write_text("import chalicelib.http.bodies  # a deliberate violation\n" + service.read_text())
-    result = _lint(tree)
-    assert result.returncode != 0
-    assert "chalicelib.members.service is not allowed to import chalicelib.http" in result.stdout
-
-
-def test_an_upward_import_into_the_family_framework_breaks_the_lint(tmp_path):
-    tree = _copy(tmp_path)
-    family = tree / "chalicelib" / "http" / "family.py"
-    family.write_text("import chalicelib.runtime  # a deliberate violation\n" + family.read_text())
-    result = _lint(tree)
-    assert result.returncode != 0
-    assert "chalicelib.http.family is not allowed to import chalicelib.runtime" in result.stdout
-
-
-def test_a_capability_importing_another_capabilitys_store_breaks_the_lint(tmp_path):
-    tree = _copy(tmp_path)
-    service = tree / "chalicelib" / "members" / "service.py"
-    service.write_text("import chalicelib.fleet.store  # a deliberate violation\n" + service.read_text())
-    result = _lint(tree)
-    assert result.returncode != 0
-    assert "chalicelib.members is not allowed to import chalicelib.fleet" in result.stdout
-
-
-def test_a_store_adapter_importing_its_service_breaks_the_lint(tmp_path):
-    tree = _copy(tmp_path)
-    store = tree / "chalicelib" / "tenants" / "store.py"
-    store.write_text("import chalicelib.tenants.service  # a deliberate violation\n" + store.read_text())
-    result = _lint(tree)
-    assert result.returncode != 0
-    assert "chalicelib.tenants.store is not allowed to import chalicelib.tenants.service" in result.stdout
+    assert reported in result.stdout
