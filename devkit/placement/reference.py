@@ -24,6 +24,7 @@ import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devkit.placement.output import drain_output
 from devkit.placement.postgres import free_port
 from devkit.placement.upstream import CACHE, PLACEMENT_VERSION
 
@@ -131,26 +132,26 @@ class ReferencePlacement:
         self.ready = threading.Condition()
         self.generation = -1
 
-        def drain() -> None:
-            assert process.stdout is not None
-            with process.stdout:
-                for line in process.stdout:
-                    self.output.append(line.rstrip())
-                    match = LISTENING.search(line)
-                    if match and not found.is_set():
-                        self.url = match.group(1)
-                    ready = READY.search(line)
-                    if ready:
-                        with self.ready:
-                            self.generation = int(ready.group(1))
-                            self.ready.notify_all()
-                        found.set()
+        def on_line(line: str) -> None:
+            match = LISTENING.search(line)
+            if match and not found.is_set():
+                self.url = match.group(1)
+            ready = READY.search(line)
+            if ready:
+                with self.ready:
+                    self.generation = int(ready.group(1))
+                    self.ready.notify_all()
+                found.set()
+
+        def on_end() -> None:
+            ended.wait()
             found.set()
             with self.ready:
                 self.ready.notify_all()
 
         self.url = ""
-        threading.Thread(target=drain, name="reference-placement-output", daemon=True).start()
+        ended = drain_output(process, self.output, on_line, "reference-placement-output")
+        threading.Thread(target=on_end, daemon=True).start()
         if self.workers:
             self.url = f"http://127.0.0.1:{port}"
             if not wait_for(self.url + self.prefix + "/", START_TIMEOUT, process):

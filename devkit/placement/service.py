@@ -24,6 +24,7 @@ from botocore.config import Config
 from chalicelib.auth.keys import generate_key
 from chalicelib.auth.repository import PK as KEYS_PK
 from chalicelib.store.schema import ensure_table
+from devkit.placement.output import drain_output
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEMENT_PREFIX = "/placement"
@@ -72,18 +73,18 @@ def start_server(store_endpoint: str, table: str, env: dict[str, str] | None = N
     server = RunningServer(url="", process=process)
     found = threading.Event()
 
-    def drain() -> None:
-        assert process.stdout is not None
-        with process.stdout:
-            for line in process.stdout:
-                server.output.append(line.rstrip())
-                match = LISTENING.search(line)
-                if match and not found.is_set():
-                    server.url = match.group(1)
-                    found.set()
-        found.set()  # the process ended: stop waiting
+    def on_line(line: str) -> None:
+        match = LISTENING.search(line)
+        if match and not found.is_set():
+            server.url = match.group(1)
+            found.set()
 
-    threading.Thread(target=drain, name="placement-server-output", daemon=True).start()
+    def on_end() -> None:  # the process ended: stop waiting
+        ended.wait()
+        found.set()
+
+    ended = drain_output(process, server.output, on_line, "placement-server-output")
+    threading.Thread(target=on_end, daemon=True).start()
     if not found.wait(START_TIMEOUT) or not server.url:
         server.stop()
         raise RuntimeError(f"the server did not start (exit {process.poll()}):\n{server.tail()}")
