@@ -19,8 +19,10 @@ from chalicelib.contract import OPENAPI_PATH
 
 # sha256 of resource-provisioning.openapi.yaml as published (shared/contract/), 2026-12-01.
 PUBLISHED_SHA256 = "93be0436fa687048c2a5175faae9cd13bba239454f39989da313aeddbd946633"
+# The shared folder sits beside the checkout (as CI lays it out); RP_PUBLISHED_CONTRACT names another copy.
 PUBLISHED_PATH = Path(
-    os.environ.get("RP_PUBLISHED_CONTRACT", "/work/shared/contract/resource-provisioning.openapi.yaml")
+    os.environ.get("RP_PUBLISHED_CONTRACT")
+    or Path(__file__).resolve().parents[3] / "shared" / "contract" / "resource-provisioning.openapi.yaml"
 )
 
 
