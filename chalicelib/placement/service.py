@@ -62,10 +62,11 @@ class PlacementService:
             raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
         return provider
 
-    def provider(self, uuid: str) -> Provider:
+    def provider(self, uuid: str, missing: str | None = None) -> Provider:
+        """The provider, or ProviderNotFound with `missing` as its detail (Placement's texts differ by route)."""
         provider = self.store.provider(uuid)
         if provider is None:
-            raise _no_provider(uuid)
+            raise errors.ProviderNotFound(missing) if missing is not None else _no_provider(uuid)
         return provider
 
     def list_providers(self, name: str | None, uuid: str | None) -> list[Provider]:

@@ -35,6 +35,11 @@ def _all_as_sent(provider: Provider, sent: dict[str, dict[str, Any]]) -> dict[st
     return body
 
 
+def _missing(uuid: str) -> str:
+    """Placement's 404 text on its inventory reads (with the space before the colon, as upstream has it)."""
+    return f"No resource provider with uuid {uuid} found : No resource provider with uuid {uuid} found"
+
+
 def _provider(service: PlacementService, request: Request) -> Provider:
     return service.provider(request.params["uuid"])
 
@@ -42,10 +47,7 @@ def _provider(service: PlacementService, request: Request) -> Provider:
 def list_all(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = service.store.provider(uuid)
-    if provider is None:
-        raise errors.ProviderNotFound(
-            f"No resource provider with uuid {uuid} found : No resource provider with uuid {uuid} found")
+    provider = service.provider(uuid, _missing(uuid))
     # Placement takes last-modified from the inventories: none, no header.
     last_modified = provider.updated_at if provider.inventories else web.NOT_MODIFIED
     return web.reply(request, 200, _all(provider), last_modified=last_modified)
@@ -85,10 +87,7 @@ def add_one(service: PlacementService, request: Request) -> Reply:
 def show_one(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     uuid, rc = request.params["uuid"], request.params["resource_class"]
-    provider = service.store.provider(uuid)
-    if provider is None:
-        raise errors.ProviderNotFound(
-            f"No resource provider with uuid {uuid} found : No resource provider with uuid {uuid} found")
+    provider = service.provider(uuid, _missing(uuid))
     inventory = provider.inventories.get(rc)
     if inventory is None:
         raise errors.NotFound(f"No inventory of class {rc} for {uuid}")

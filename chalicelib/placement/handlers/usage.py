@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chalicelib.http.family import Reply, Request
-from chalicelib.placement import errors, web
+from chalicelib.placement import web
 from chalicelib.placement.schemas import usage as schema
 from chalicelib.placement.service import PlacementService
 
@@ -12,10 +12,8 @@ def for_provider(service: PlacementService, request: Request) -> Reply:
     """Every inventory class with its usage, 0 when unused."""
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = service.store.provider(uuid)
-    if provider is None:
-        raise errors.ProviderNotFound(
-            f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
+    provider = service.provider(
+        uuid, f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
     usages = {rc: provider.used(rc) for rc in provider.inventories}
     return web.reply(request, 200, {"resource_provider_generation": provider.generation, "usages": usages})
 
