@@ -59,6 +59,16 @@ def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
 
 
+def tree_sort_key(provider: Provider) -> str:
+    """gsi1sk of a provider: its uuid for a root, `<root>#<uuid>` inside a tree, so one Query with
+    `begins_with(gsi1sk, <root>)` lists a whole tree (in_tree) and roots keep the key they always had."""
+    return provider.uuid if provider.root == provider.uuid else f"{provider.root}#{provider.uuid}"
+
+
+def uuid_of_sort_key(sort_key: str) -> str:
+    return sort_key.rsplit("#", 1)[-1]
+
+
 def now() -> int:
     return int(time.time())
 
@@ -91,7 +101,9 @@ def provider_put(table: str, provider: Provider, condition: str, values: dict[st
         "generation": provider.generation, "version": provider.version, "invVersion": provider.inventory_version,
         "inv": {rc: _inventory_value(inv) for rc, inv in provider.inventories.items()},
         "use": dict(provider.usages), "updatedAt": now(), "createdUs": provider.created_at,
-        "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": provider.uuid,
+        "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": tree_sort_key(provider),
+        "parent": provider.parent_uuid, "root": provider.root, "children": provider.children,
+        "traits": sorted(provider.traits), "aggs": sorted(provider.aggregates),
         "linkedVersion": ({"pk": provider.linked_version[0], "sk": provider.linked_version[1]}
                           if provider.linked_version else None),
     })

@@ -50,6 +50,16 @@ class Provider:
     # Placement's API, so renaming the provider cannot untie it.
     linked_version: tuple[str, str] | None = None
     created_at: int = 0  # microseconds since the epoch at creation: the order providers are listed in
+    # Nested providers (1.14): the parent (None for a root) and the tree's root ("" means the provider itself).
+    parent_uuid: str | None = None
+    root_uuid: str = ""
+    children: int = 0  # direct children: a parent with children is not deleted
+    traits: frozenset[str] = frozenset()  # 1.6
+    aggregates: frozenset[str] = frozenset()  # 1.1
+
+    @property
+    def root(self) -> str:
+        return self.root_uuid or self.uuid
 
     def used(self, resource_class: str) -> int:
         return self.usages.get(resource_class, 0)

@@ -10,10 +10,10 @@
 | usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
 | custom resource class             | PLRC                   | <name>          |
 
-Providers carry gsi1pk=PLRP, gsi1sk=<uuid>, so listing them is one Query on the sparse
-KEYS_ONLY index plus consistent BatchGets (sorted by `createdUs`, their creation stamp); a provider
-another package links (`linkedVersion`: fleet's pools) has that counter moved by its inventory writes
-(the operations are built in items.py). Every write is one TransactWriteItems whose
+Providers carry gsi1pk=PLRP, gsi1sk=<uuid> (a root) or <root>#<uuid> (in a tree), so listing them
+is one Query on the sparse KEYS_ONLY index plus consistent BatchGets (sorted by `createdUs`, their
+creation stamp); a provider another package links (`linkedVersion`: fleet's pools) has that counter
+moved by its inventory writes (the operations are built in items.py). Every write is one TransactWriteItems whose
 conditions state its invariants: what the decision read is unchanged (a provider's `version`,
 bumped by every write of it, or for allocation writes its `invVersion`, bumped by inventory
 writes, plus room for each growing class), a consumer's `version` (or its absence), unique
@@ -36,6 +36,7 @@ from chalicelib.placement.items import (
     provider_key,
     unchanged,
     usage_key,
+    uuid_of_sort_key,
 )
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import AllocationDecision, ProviderChange
@@ -70,6 +71,11 @@ def _provider(item: dict[str, Any]) -> Provider:
         updated_at=int(item.get("updatedAt", 0)),
         linked_version=(str(linked["pk"]), str(linked["sk"])) if linked else None,
         created_at=int(item.get("createdUs", 0)),
+        parent_uuid=item.get("parent") or None,
+        root_uuid="" if item.get("root") in (None, item["uuid"]) else str(item["root"]),
+        children=int(item.get("children", 0)),
+        traits=frozenset(item.get("traits") or ()),
+        aggregates=frozenset(item.get("aggs") or ()),
     )
 
 
@@ -132,7 +138,7 @@ class PlacementStore:
             IndexName="gsi1", ConsistentRead=False, KeyConditionExpression="gsi1pk = :pk",
             ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}},
         )
-        return [i["gsi1sk"] for i in items]
+        return [uuid_of_sort_key(i["gsi1sk"]) for i in items]
 
     def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
         """The provider item and its consumers' allocation items: one consistent Query of its partition."""
