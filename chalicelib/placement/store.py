@@ -211,7 +211,7 @@ class PlacementStore:
         (1 + providers/100 reads; GET /traits?associated is the one caller)."""
         uuids = self.provider_uuids()
         found = batch_get(self._client, self._table, [provider_key(u) for u in uuids],
-                          projection="pk, sk, traits")
+                          projection="pk, sk, #traits", names={"#traits": "traits"})
         return {name for item in found.values() for name in (item.get("traits") or ())}
 
     def sharing_providers(self) -> list[str]:

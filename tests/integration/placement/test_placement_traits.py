@@ -105,11 +105,17 @@ def test_traits_writes_and_claims_on_one_provider_do_not_fail_each_other(placeme
     assert statuses.count(204) == 10, statuses
 
 
-def test_unknown_traits_are_named(placement):
+def test_unknown_traits_are_named(placement, services):
     rp = provider(placement)
     answer = _set(placement, rp, ["CUSTOM_NOT_THERE_1", "HW_CPU_X86_SHA", "NOT_A_TRAIT"], 0)
     assert answer.status == 400
     assert answer.body["errors"][0]["detail"].strip().endswith("No such trait CUSTOM_NOT_THERE_1, NOT_A_TRAIT")
+    # Custom names only: the transaction's conditions find them missing, and every one is named.
+    placement.put("/placement/traits/CUSTOM_THERE", version="1.28")
+    answer = _set(placement, rp, ["CUSTOM_GONE_B", "CUSTOM_THERE", "CUSTOM_GONE_A"], 0)
+    assert answer.status == 400
+    assert answer.body["errors"][0]["detail"].strip().endswith("No such trait CUSTOM_GONE_B, CUSTOM_GONE_A")
+    assert _refs(services, "CUSTOM_THERE") == 0  # nothing of the refused write was applied
 
 
 def test_a_provider_with_too_many_custom_traits_is_refused_before_any_write(placement):
