@@ -157,3 +157,29 @@ def test_the_required_filter(placement):
     assert listed(f"required=STORAGE_DISK_SSD&uuid={b}") == {b}
     assert listed("required=BOGUS_TRAIT") == 400
     assert listed("required=HW_CPU_X86_SHA", "1.17") == 400
+
+
+def test_round_trips_of_the_traits_endpoints(placement, services):
+    """Counted at botocore's send hook: what docs/placement.md's traits table says each endpoint reads."""
+    from tests.integration.placement.test_placement_round_trips import trips
+
+    name = f"CUSTOM_TRIPS_{new_uuid()[:8].upper()}"
+    rp = provider(placement)
+    cases = [
+        (lambda: placement.put(f"/placement/traits/{name}", version="1.28"), 201, {"PutItem": 1}),
+        (lambda: placement.put(f"/placement/traits/{name}", version="1.28"), 204, {"PutItem": 1, "GetItem": 1}),
+        (lambda: placement.get(f"/placement/traits/{name}", version="1.28"), 204, {"GetItem": 1}),
+        (lambda: placement.get("/placement/traits/HW_CPU_X86_SHA", version="1.28"), 204, {}),
+        (lambda: placement.get("/placement/traits?name=startswith:CUSTOM_", version="1.28"), 200, {"Query": 1}),
+        (lambda: _set(placement, rp, [name, "HW_CPU_X86_SHA"], 0), 200, {"GetItem": 1, "TransactWriteItems": 1}),
+        (lambda: _set(placement, rp, [name, "HW_CPU_X86_SHA"], 1), 200, {"GetItem": 1}),  # unchanged: no write
+        (lambda: placement.get(f"/placement/resource_providers/{rp}/traits", version="1.28"), 200, {"GetItem": 1}),
+        (lambda: placement.get(f"/placement/resource_providers?required={name}&uuid={rp}", version="1.28"), 200,
+         {"GetItem": 1, "BatchGetItem": 1}),
+        (lambda: placement.delete(f"/placement/resource_providers/{rp}/traits", version="1.28"), 204,
+         {"GetItem": 1, "TransactWriteItems": 1}),
+        (lambda: placement.delete(f"/placement/traits/{name}", version="1.28"), 204, {"DeleteItem": 1}),
+    ]
+    for call, status, expected in cases:
+        answer, calls = trips(services, call)
+        assert answer.status == status and calls == expected, (answer.status, calls, expected)
