@@ -193,8 +193,9 @@ class PlacementStore:
         return {sk for (_pk, sk) in found}
 
     def custom_traits(self) -> list[dict[str, Any]]:
-        """Every custom trait's registry item (name in `sk`, `refs`, `createdAt`): one Query of PLTRAIT."""
+        """Every custom trait's name (`sk`) and `createdAt`: one Query of PLTRAIT (projected: half the bytes)."""
         return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                           ProjectionExpression="sk, createdAt",
                            ExpressionAttributeValues={":pk": {"S": TRAIT_PK}})
 
     def custom_trait(self, name: str) -> dict[str, Any] | None:
