@@ -15,11 +15,10 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
+UNBUILT_PATHS = (  # traits, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
     "/placement/traits",
     "/placement/traits/{name}",
     "/placement/resource_providers/{uuid}/traits",
-    "/placement/resource_providers/{uuid}/aggregates",
     "/placement/allocation_candidates",
     "/placement/reshaper",
 )
@@ -44,6 +43,8 @@ ROUTES: list[Route[Any]] = [
     _route("placement.resource_providers.show", "GET", RP, G, "resource_provider", "show"),
     _route("placement.resource_providers.update", "PUT", RP, G, "resource_provider", "update"),
     _route("placement.resource_providers.delete", "DELETE", RP, G, "resource_provider", "delete"),
+    _route("placement.aggregates.show", "GET", f"{RP}/aggregates", G, "aggregate", "show"),
+    _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates", G, "aggregate", "replace"),
     _route("placement.inventories.list", "GET", f"{RP}/inventories", G, "inventory", "list_all"),
     _route("placement.inventories.create", "POST", f"{RP}/inventories", G, "inventory", "add_one"),
     _route("placement.inventories.replace", "PUT", f"{RP}/inventories", G, "inventory", "replace_all"),
