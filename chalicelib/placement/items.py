@@ -37,6 +37,8 @@ PARENT = "parent"  # the parent's `children` counter, moved with its child's cre
 OLD_PARENT = "old_parent"
 DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten, or checked unchanged)
 AGGREGATE_MEMBER = "aggregate_member:"  # a `PLAGG#<aggregate>` membership item
+OLD_CLASS = "old_class"  # a renamed custom class: it exists and nothing holds it
+NEW_CLASS = "new_class"  # the name a class is renamed to: free
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -292,3 +294,17 @@ def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
                           "generation": read.generation + (1 if bump_generation else 0)})
     return written, [provider_put(table, written, condition, values),
                      *aggregate_member_changes(table, read.uuid, read.aggregates, aggregates)]
+
+
+# --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------
+
+
+def rename_class(table: str, name: str, new_name: str) -> list[Op]:
+    """A custom class nothing holds (`refs` = 0) under a new, free name: 2 items."""
+    return [
+        Op(OLD_CLASS, {"Delete": {"TableName": table, "Key": class_key(name),
+                                  "ConditionExpression": "attribute_exists(pk) AND refs = :zero",
+                                  "ExpressionAttributeValues": {":zero": {"N": "0"}}}}),
+        Op(NEW_CLASS, {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(pk)",
+                               "Item": to_item({"pk": "PLRC", "sk": new_name, "refs": 0, "createdAt": now()})}}),
+    ]

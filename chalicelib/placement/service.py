@@ -372,6 +372,34 @@ class PlacementService:
         """True when created, False when it already existed."""
         return self.store.create_class(name)
 
+    def rename_class(self, name: str, new_name: str) -> None:
+        """PUT /resource_classes/{name} at 1.2-1.6. Placement renames the class in place and every inventory and
+        allocation of it follows (they hold its id). Here they hold its name, on every provider, consumer and
+        usage item: a class in use (`refs` > 0: held in an inventory or by a fleet object) is refused with 409
+        rather than rewritten across an unbounded number of items (docs/placement.md)."""
+        if is_standard(name):
+            raise errors.Invalid(f"Cannot update standard resource class {name}")
+
+        def attempt() -> None:
+            item = self.store.custom_class(name) if is_custom(name) else None
+            if item is None:
+                raise errors.NotFound(f"No such resource class {name}.")
+            if new_name == name:
+                return
+            if int(item.get("refs", 0)):
+                raise errors.ClassRenameRefused(
+                    f"Cannot rename resource class {name}: it is in use (in inventories or fleet pools). This "
+                    "service renames only classes nothing holds; remove its inventories first, or create "
+                    f"{new_name} and move them.")
+            try:
+                self.store.rename_class(name, new_name)
+            except ConditionFailed as failed:
+                if items.NEW_CLASS in failed:
+                    raise errors.ResourceClassExists(f"Resource class already exists: {new_name}") from None
+                raise
+
+        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource class changed; retry."))
+
     def delete_class(self, name: str) -> None:
         if is_standard(name):
             raise errors.Invalid(

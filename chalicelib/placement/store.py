@@ -348,6 +348,10 @@ class PlacementStore:
         return put_if(self._client, self._table,
                       to_item({"pk": "PLRC", "sk": name, "refs": 0, "createdAt": now()}), "attribute_not_exists(pk)")
 
+    def rename_class(self, name: str, new_name: str) -> None:
+        """ConditionFailed names `old_class` (gone, or held since read) or `new_class` (the name is taken)."""
+        self._transact(items.rename_class(self._table, name, new_name))
+
     def delete_class(self, name: str) -> bool:
         """False when the class is missing or still held in an inventory."""
         return delete_if(self._client, self._table, class_key(name), "attribute_exists(pk) AND refs = :zero",
