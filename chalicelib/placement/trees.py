@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from chalicelib.placement import errors
 from chalicelib.placement.models import Provider
 
-# A move rewrites the moved provider and its descendants, the old and the new parent: DynamoDB's
-# transaction holds 100 items, so a moved subtree holds at most this many descendants.
-MAX_MOVED_DESCENDANTS = 96
+# A move writes the moved provider, its old and its new parent and each descendant (plus 2 items when the same
+# PUT renames it): DynamoDB's transaction holds 100 items, so a subtree of at most this many descendants moves
+# between two parents (one more when un-parented, two fewer with a rename); a larger one is TooLarge (400).
+MAX_MOVED_DESCENDANTS = 97
 
 
 class SubtreeIncomplete(Exception):
