@@ -7,10 +7,12 @@ Each builder states the invariants other packages rely on, so no caller can leav
   apply planned before the write is CONFIG_DRIFT). The link is an attribute of the provider item that
   only its writer of record sets and Placement's API cannot change: a rename keeps it.
 - a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
-- a custom class held in an inventory is counted on the class item (a class in use is not deleted).
+- a custom class held in an inventory is counted on the class item (a class in use is not deleted);
+- a custom trait held by a provider is counted on its `PLTRAIT` item (a trait in use is not deleted), and a
+  provider holding MISC_SHARES_VIA_AGGREGATE has a `PLSHARE` index item (sharing providers by one Query).
 
 Operations are named after the invariant their condition states (`provider`, `name_claim`,
-`class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
+`class_ref:<name>`, `trait_ref:<name>`, `sharing`, `linked_version`), so a cancellation says which one failed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten,
 AGGREGATE_MEMBER = "aggregate_member:"  # a `PLAGG#<aggregate>` membership item
 OLD_CLASS = "old_class"  # a renamed custom class: it exists and nothing holds it
 NEW_CLASS = "new_class"  # the name a class is renamed to: free
+TRAIT_REF = "trait_ref:"
+SHARING = "sharing"
+
+# Custom traits: one registry item each, counting the providers that hold it (`refs`). Sharing providers
+# (those holding MISC_SHARES_VIA_AGGREGATE): one index item each, so the candidates read them by one Query.
+TRAIT_PK = "PLTRAIT"
+SHARING_PK = "PLSHARE"
+SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
+# A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
+# custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
+MAX_CUSTOM_TRAITS = 64
+# A provider is a member of at most this many aggregates (each is one `PLAGG#` item its delete removes).
+MAX_AGGREGATES = 32
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -68,6 +83,14 @@ def class_key(name: str) -> dict[str, Any]:
 def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
     """`PLAGG#<aggregate>` / `<provider>`: one Query of the partition lists an aggregate's members."""
     return key(f"PLAGG#{aggregate}", provider_uuid)
+
+
+def trait_key(name: str) -> dict[str, Any]:
+    return key(TRAIT_PK, name)
+
+
+def sharing_key(uuid: str) -> dict[str, Any]:
+    return key(SHARING_PK, uuid)
 
 
 def tree_sort_key(provider: Provider) -> str:
@@ -152,6 +175,51 @@ def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Invent
     return deltas
 
 
+def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
+    """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
+    deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
+    deltas.update({name: -1 for name in before - after if name.startswith(CUSTOM_PREFIX)})
+    return deltas
+
+
+def trait_ref_updates(table: str, deltas: Mapping[str, int]) -> list[Op]:
+    """Reference counts of custom traits held by providers (a trait in use cannot be deleted); the trait must
+    exist, so a trait deleted since the decision read cancels the write."""
+    return [Op(f"{TRAIT_REF}{name}", {"Update": {
+        "TableName": table, "Key": trait_key(name),
+        "UpdateExpression": "ADD refs :d",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+    }}) for name, delta in sorted(deltas.items()) if delta]
+
+
+def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozenset[str]) -> list[Op]:
+    """The provider's sharing index item, put when it gains MISC_SHARES_VIA_AGGREGATE, deleted when it loses it."""
+    had, has = SHARES_VIA_AGGREGATE in before, SHARES_VIA_AGGREGATE in after
+    if has and not had:
+        return [Op(SHARING, {"Put": {"TableName": table, "Item": to_item({"pk": SHARING_PK, "sk": uuid})}})]
+    if had and not has:
+        return [Op(SHARING, {"Delete": {"TableName": table, "Key": sharing_key(uuid)}})]
+    return []
+
+
+def custom_trait_item(name: str) -> dict[str, Any]:
+    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`)."""
+    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now()})
+
+
+def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
+    """The provider with these traits (generation +1), unchanged since read, with +-1 on each custom trait's
+    refs and its sharing index item: 1 + (custom traits added or removed) + (0 or 1) items. Allocation writes
+    are conditioned on `invVersion`, which this leaves alone, so they do not conflict with it."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "traits": traits, "generation": read.generation + 1,
+                          "version": read.version + 1})
+    return written, [provider_put(table, written, condition, values),
+                     *trait_ref_updates(table, trait_ref_deltas(read.traits, traits)),
+                     *sharing_index(table, read.uuid, read.traits, traits)]
+
+
 def linked_version_bump(table: str, provider: Provider) -> list[Op]:
     """Moves the counter the provider is linked to ([] for a provider linked to none)."""
     if provider.linked_version is None:
@@ -195,8 +263,9 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
 
 def delete_provider(table: str, read: Provider) -> list[Op]:
     """The provider, unchanged since read and without children, and its name claim go; its parent's
-    counter and its linked version move, its aggregate memberships go. 2 + (1 with a parent) + one per
-    aggregate + one per custom class + (1 when linked) items."""
+    counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
+    parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
+    holding more than ~95 of those together is TooLarge to delete until some are removed (docs/placement.md)."""
     condition, values = unchanged(read.version)
     condition += " AND (attribute_not_exists(#children) OR #children = :zero)"
     values = {**values, ":zero": {"N": "0"}}
@@ -208,6 +277,8 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
             *parent,
             *aggregate_member_changes(table, read.uuid, read.aggregates, frozenset()),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
+            *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]
 
 

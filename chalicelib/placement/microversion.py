@@ -103,6 +103,8 @@ class Features:
 
     reserved_may_equal_total: bool  # 1.26: an inventory may have zero capacity (reserved == total)
     consumer_generations: bool  # 1.28: writes carry and are checked against consumer_generation
+    forbidden_traits: bool  # 1.22: `required` may forbid a trait (`!T`)
+    any_traits: bool  # 1.39: `required=in:A,B` (any of) and several `required` parameters
     aggregate_generations: bool = False  # 1.19: an aggregates PUT is checked against and bumps the generation
     reparenting: bool = False  # 1.37: a provider's parent may change to another provider or to none
 
@@ -111,6 +113,8 @@ def features(version: Version) -> Features:
     return Features(
         reserved_may_equal_total=version >= (1, 26),
         consumer_generations=version >= (1, 28),
+        forbidden_traits=version >= (1, 22),
+        any_traits=version >= (1, 39),
         aggregate_generations=version >= (1, 19),
         reparenting=version >= (1, 37),
     )

@@ -46,12 +46,30 @@ def test_every_version_from_1_0_to_1_39_is_listed_once_with_what_it_changed():
     assert all(text.strip() for text in microversion.VERSIONS.values())
 
 
+def _meaning(version: tuple[int, int], *fields: str) -> tuple[bool, ...]:
+    found = microversion.features(version)
+    return tuple(getattr(found, name) for name in fields)
+
+
 def test_rules_get_what_a_version_means_not_the_version():
-    early, late = microversion.features((1, 25)), microversion.features((1, 28))
-    assert (early.reserved_may_equal_total, early.consumer_generations) == (False, False)
-    assert (late.reserved_may_equal_total, late.consumer_generations) == (True, True)
-    assert (microversion.features((1, 18)).aggregate_generations, early.aggregate_generations) == (False, True)
-    assert (microversion.features((1, 36)).reparenting, microversion.features((1, 37)).reparenting) == (False, True)
+    fields = ("reserved_may_equal_total", "consumer_generations")
+    assert _meaning((1, 25), *fields) == (False, False)
+    assert _meaning((1, 28), *fields) == (True, True)
+
+
+def test_trait_queries_by_version():
+    fields = ("forbidden_traits", "any_traits")
+    assert _meaning((1, 21), *fields) == (False, False)
+    assert _meaning((1, 22), *fields) == (True, False)
+    assert _meaning((1, 38), *fields) == (True, False)
+    assert _meaning((1, 39), *fields) == (True, True)
+
+
+def test_aggregate_generations_and_reparenting_by_version():
+    assert _meaning((1, 18), "aggregate_generations") == (False,)
+    assert _meaning((1, 19), "aggregate_generations") == (True,)
+    assert _meaning((1, 36), "reparenting") == (False,)
+    assert _meaning((1, 37), "reparenting") == (True,)
 
 
 def _request(method: str = "GET", **headers: str) -> Request:

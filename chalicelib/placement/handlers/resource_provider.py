@@ -6,14 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.http.family import Reply, Request
-from chalicelib.placement import errors, web
+from chalicelib.placement import web
 from chalicelib.placement.microversion import Version
 from chalicelib.placement.models import Provider
 from chalicelib.placement.schemas import resource_provider as schema
 from chalicelib.placement.service import PlacementService
-
-# Query parameters of features this service does not build: a 400 that says so.
-UNBUILT_FILTERS = ("required",)
 
 
 def links(request: Request, uuid: str, version: Version) -> list[dict[str, str]]:
@@ -57,16 +54,16 @@ def list_all(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
     params = web.query(request, schema.list_query(version))
-    unbuilt = [p for p in UNBUILT_FILTERS if p in params]
-    if unbuilt:
-        raise web.bad_request(
-            f"The '{unbuilt[0]}' filter is not supported by this service "
-            "(traits, aggregates and nested providers are not built).", errors.QUERY_BAD_VALUE)
     # As Placement: an empty filter filters nothing.
     uuid = web.normal_uuid(params["uuid"]) if params.get("uuid") else None
+    member_of = schema.member_of(request, version)  # parsed in Placement's order: member_of, required, resources
+    required = schema.required_traits(request.query["required"], web.features(request)) \
+        if "required" in params else None
+    resources = schema.resources(params)
     providers = service.list_providers(params.get("name") or None, uuid, in_tree=params.get("in_tree") or None,
-                                       member_of=schema.member_of(request, version),
-                                       resources=schema.resources(params))
+                                       member_of=member_of, resources=resources)
+    if required is not None:
+        providers = service.filter_by_traits(providers, required)
     latest = max((p.updated_at for p in providers), default=0)
     body = {"resource_providers": [represent(request, p, version) for p in providers]}
     return web.reply(request, 200, body, last_modified=latest)

@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from chalicelib.http.family import Request
     from chalicelib.placement.list_filters import MemberOf
 
+from chalicelib.placement.microversion import Features
+from chalicelib.placement.traits import TraitQuery, parse_required
+
 CREATE_1_0: dict[str, Any] = {
     "type": "object",
     "properties": {"name": {"type": "string", "maxLength": 200}, "uuid": {"type": "string", "format": "uuid"}},
@@ -26,8 +29,7 @@ UPDATE_1_0["properties"].pop("uuid")
 UPDATE_1_14: dict[str, Any] = copy.deepcopy(CREATE_1_14)
 UPDATE_1_14["properties"].pop("uuid")
 
-# Query parameters by the version that introduced them; those of unbuilt features are
-# accepted by the schema and refused by the handler with a 400 that says so.
+# Query parameters by the version that introduced them.
 _LIST_PARAMS: list[tuple[tuple[int, int], str, dict]] = [
     ((1, 0), "name", {"type": "string"}),
     ((1, 0), "uuid", {"type": "string", "format": "uuid"}),
@@ -78,3 +80,8 @@ def resources(params: dict[str, str]) -> dict[str, int] | None:
     from chalicelib.placement.list_filters import parse_resources
 
     return parse_resources(params["resources"]) if "resources" in params else None
+
+
+def required_traits(values: list[str], features: Features) -> TraitQuery:
+    """Every `required` parameter sent (1.18): forbidden `!T` from 1.22, `in:` and repetition from 1.39."""
+    return parse_required(values, allow_forbidden=features.forbidden_traits, allow_any=features.any_traits)
