@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.placement import errors, items
+from chalicelib.placement import errors, items, trees
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
     SHARING_PK,
@@ -157,7 +157,7 @@ class PlacementStore:
             ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
         )
         found = self.providers([uuid_of_sort_key(i["gsi1sk"]) for i in items])
-        return [p for p in found.values() if p is not None and p.root == root]
+        return trees.tree_members((p for p in found.values() if p is not None), root)
 
     def aggregate_members(self, aggregate: str) -> set[str]:
         """The providers of one aggregate: one consistent Query of its `PLAGG#<aggregate>` partition."""
