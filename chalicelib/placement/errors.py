@@ -16,6 +16,8 @@ DUPLICATE_NAME = "placement.duplicate_name"
 PROVIDER_IN_USE = "placement.resource_provider.inuse"
 PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
 QUERY_BAD_VALUE = "placement.query.bad_value"
+QUERY_MISSING_VALUE = "placement.query.missing_value"
+QUERY_DUPLICATE_KEY = "placement.query.duplicate_key"
 
 
 class PlacementError(Exception):

@@ -7,7 +7,10 @@ Each builder states the invariants other packages rely on, so no caller can leav
   apply planned before the write is CONFIG_DRIFT). The link is an attribute of the provider item that
   only its writer of record sets and Placement's API cannot change: a rename keeps it.
 - a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
-- a custom class held in an inventory is counted on the class item (a class in use is not deleted).
+- a custom class held in an inventory is counted on the class item (a class in use is not deleted);
+- every class a provider holds in its inventories has a `PLRCX#<class>` / `<provider uuid>` item (the
+  resource-class index allocation candidates start from), written and deleted with the inventory write
+  that adds or removes the class (`class_index_updates`).
 
 Operations are named after the invariant their condition states (`provider`, `name_claim`,
 `class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
@@ -33,6 +36,8 @@ NAME_CLAIM = "name_claim"
 OLD_NAME_CLAIM = "old_name_claim"
 LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
+CLASS_INDEX = "class_index:"
+CLASS_INDEX_PREFIX = "PLRCX#"
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -57,6 +62,10 @@ def usage_key(project: str, user: str | None) -> dict[str, Any]:
 
 def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
+
+
+def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
+    return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
 
 
 def tree_sort_key(provider: Provider) -> str:
@@ -141,6 +150,19 @@ def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Invent
     return deltas
 
 
+def class_index_updates(table: str, uuid: str, before: Mapping[str, Inventory],
+                        after: Mapping[str, Inventory]) -> list[Op]:
+    """The resource-class index items of a provider whose inventory classes go from `before` to `after`: one
+    put per class added, one delete per class removed (unconditional: they are projections of the provider
+    put or delete in the same transaction, which carries the condition)."""
+    ops = [Op(f"{CLASS_INDEX}{rc}", {"Put": {"TableName": table, "Item": to_item({
+        "pk": f"{CLASS_INDEX_PREFIX}{rc}", "sk": uuid, "kind": "placement-class-index"})}})
+        for rc in sorted(after) if rc not in before]
+    ops += [Op(f"{CLASS_INDEX}{rc}", {"Delete": {"TableName": table, "Key": class_index_key(rc, uuid)}})
+            for rc in sorted(before) if rc not in after]
+    return ops
+
+
 def linked_version_bump(table: str, provider: Provider) -> list[Op]:
     """Moves the counter the provider is linked to ([] for a provider linked to none)."""
     if provider.linked_version is None:
@@ -155,7 +177,8 @@ def create_provider(table: str, provider: Provider) -> list[Op]:
     """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free."""
     return [provider_put(table, provider, "attribute_not_exists(pk)"),
             name_claim(table, provider.name, provider.uuid),
-            *class_ref_updates(table, class_ref_deltas({}, provider.inventories))]
+            *class_ref_updates(table, class_ref_deltas({}, provider.inventories)),
+            *class_index_updates(table, provider.uuid, {}, provider.inventories)]
 
 
 def rename_provider(table: str, read: Provider, name: str) -> tuple[Provider, list[Op]]:
@@ -175,6 +198,7 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
                           "version": read.version + 1, "inventory_version": read.inventory_version + 1})
     return written, [provider_put(table, written, condition, values),
                      *class_ref_updates(table, class_ref_deltas(read.inventories, inventories)),
+                     *class_index_updates(table, read.uuid, read.inventories, inventories),
                      *linked_version_bump(table, read)]
 
 
@@ -185,4 +209,5 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
                                      "ConditionExpression": condition, "ExpressionAttributeValues": values}}),
             name_release(table, read.name),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *class_index_updates(table, read.uuid, read.inventories, {}),
             *linked_version_bump(table, read)]
