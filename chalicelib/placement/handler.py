@@ -15,12 +15,11 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
+UNBUILT_PATHS = (  # traits, aggregates, the reshaper: 404 (handlers/unbuilt.py)
     "/placement/traits",
     "/placement/traits/{name}",
     "/placement/resource_providers/{uuid}/traits",
     "/placement/resource_providers/{uuid}/aggregates",
-    "/placement/allocation_candidates",
     "/placement/reshaper",
 )
 
@@ -70,6 +69,8 @@ ROUTES: list[Route[Any]] = [
     _route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}", G, "resource_class", "put"),
     _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}", G, "resource_class",
            "delete"),
+    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates", G, "allocation_candidate",
+           "list_all"),
     *[
         _route("placement.unbuilt", method, path, G, "unbuilt", "not_built")
         for path in UNBUILT_PATHS

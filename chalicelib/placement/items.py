@@ -38,6 +38,11 @@ LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
 CLASS_INDEX = "class_index:"
 CLASS_INDEX_PREFIX = "PLRCX#"
+# The indexes other writes keep (docs: the shared Placement design): providers with
+# MISC_SHARES_VIA_AGGREGATE, an aggregate's members, the custom trait registry.
+SHARING_INDEX_PK = "PLSHARE"
+AGGREGATE_INDEX_PREFIX = "PLAGG#"
+TRAIT_REGISTRY_PK = "PLTRAIT"
 
 
 def provider_key(uuid: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@
 | usage of a project                | PLUSAGE#<project>      | -               |
 | usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
 | custom resource class             | PLRC                   | <name>          |
+| resource-class index              | PLRCX#<class>          | <provider uuid> |
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid> (a root) or <root>#<uuid> (in a tree), so listing them
 is one Query on the sparse KEYS_ONLY index plus consistent BatchGets (sorted by `createdUs`, their
@@ -23,6 +24,7 @@ made in rules.py from the values those conditions pin.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from chalicelib.placement import errors, items
@@ -40,7 +42,7 @@ from chalicelib.placement.items import (
 )
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import AllocationDecision, ProviderChange
-from chalicelib.store.codec import to_item, to_value
+from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.ops import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_OPS,
@@ -51,6 +53,7 @@ from chalicelib.store.ops import (
     get_item,
     put_if,
     query_all,
+    query_pages,
     transact,
 )
 
@@ -185,6 +188,52 @@ class PlacementStore:
         if not names:
             return set()
         found = self._batch([class_key(n) for n in names])
+        return {sk for (_pk, sk) in found}
+
+    # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
+
+    def _keys(self, pk: str, page_size: int | None = None) -> Iterator[list[str]]:
+        """The sort keys of one partition, page by page (read as they are asked for)."""
+        extra: dict[str, Any] = {"Limit": page_size} if page_size else {}
+        for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=False,
+                                ProjectionExpression="sk", ExpressionAttributeValues={":pk": {"S": pk}}, **extra):
+            yield [item["sk"] for item in page]
+
+    def class_holder_pages(self, resource_class: str, page_size: int) -> Iterator[list[str]]:
+        """The providers holding an inventory of the class (the resource-class index), `page_size` at a time."""
+        return self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}", page_size)
+
+    def class_holders(self, resource_class: str) -> list[str]:
+        return [u for page in self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}") for u in page]
+
+    def sharing_providers(self) -> list[str]:
+        """Providers with MISC_SHARES_VIA_AGGREGATE (the PLSHARE index the traits writes keep)."""
+        return [u for page in self._keys(items.SHARING_INDEX_PK) for u in page]
+
+    def aggregate_members(self, aggregate: str) -> list[str]:
+        """Providers in the aggregate (the PLAGG#<aggregate> index the aggregates writes keep)."""
+        return [u for page in self._keys(f"{items.AGGREGATE_INDEX_PREFIX}{aggregate}") for u in page]
+
+    def tree_uuids(self, root: str) -> list[str]:
+        """Every provider of the tree rooted at `root`: one Query of gsi1 (keys only)."""
+        found = self._query(
+            IndexName="gsi1", ConsistentRead=False,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :root)",
+            ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
+        )
+        return [uuid_of_sort_key(i["gsi1sk"]) for i in found]
+
+    def providers_for_candidates(self, uuids: list[str]) -> dict[str, Provider]:
+        """The providers that exist among `uuids` (eventually consistent BatchGets, 100 keys each)."""
+        found = batch_get(self._client, self._table, [provider_key(u) for u in dict.fromkeys(uuids)],
+                          consistent=False)
+        return {item["uuid"]: _provider(item) for item in found.values()}
+
+    def existing_custom_traits(self, names: list[str]) -> set[str]:
+        """The custom traits among `names` that are registered (the PLTRAIT registry)."""
+        if not names:
+            return set()
+        found = self._batch([key(items.TRAIT_REGISTRY_PK, n) for n in dict.fromkeys(names)])
         return {sk for (_pk, sk) in found}
 
     # --- writes --------------------------------------------------------------------------------
