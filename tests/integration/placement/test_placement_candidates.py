@@ -58,14 +58,19 @@ def test_bad_queries_are_400_in_upstreams_words(placement, query, detail):
     assert detail in answer.body["errors"][0]["detail"]
 
 
-def test_the_read_is_no_scan_and_bounded_by_limit(placement, services):
+def test_the_read_is_no_scan_and_stops_at_the_page_that_holds_limit_candidates(placement, services):
+    """No sharing provider: the class index is read a page (100 holders) at a time, and reading stops there."""
     cls = f"CUSTOM_L{new_uuid().replace('-', '')[:12].upper()}"
     assert placement.put(f"/placement/resource_classes/{cls}", None, version="1.7").status == 201
-    for _ in range(5):
+    for _ in range(130):
         provider(placement, **{cls: {"total": 1}})
     services.round_trips.reset()
     assert len(candidates(placement, f"resources={cls}:1&limit=2", version="1.16")
                .body["allocation_requests"]) == 2
     calls = dict(services.round_trips.calls)
     assert "Scan" not in calls
-    assert calls.get("BatchGetItem", 0) <= 2
+    # the custom class's check, then one page's providers; the index page and PLSHARE: one Query each
+    assert (calls.get("BatchGetItem", 0), calls.get("Query", 0)) == (2, 2), calls
+    services.round_trips.reset()
+    assert len(candidates(placement, f"resources={cls}:1", version="1.16").body["allocation_requests"]) == 130
+    assert dict(services.round_trips.calls).get("BatchGetItem", 0) == 3  # both pages read, nothing more
