@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from chalicelib.placement import errors
 from chalicelib.placement.candidates import RequestGroup, RequestWide
+from chalicelib.placement.traits import parse_required
 
 Version = tuple[int, int]
 
@@ -73,33 +74,6 @@ def resources(value: str) -> dict[str, int]:
             raise _bad(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
         found[name] = amount
     return found
-
-
-def traits(value: str, *, allow_forbidden: bool, allow_any: bool) -> tuple[list[frozenset[str]], set[str]]:
-    """(required sets, one trait of each; forbidden traits) of one `required` value."""
-    if value.startswith("in:"):
-        if not allow_any:
-            raise _bad("Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only "
-                       f"supported since microversion 1.39. Got: {value}")
-        any_of = {part.strip() for part in value[3:].split(",")}
-        if not all(any_of):
-            raise _bad("Invalid query string parameters: Expected 'required' parameter value of the form: "
-                       f"in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}")
-        if any(t.startswith("!") for t in any_of):
-            raise _bad("Invalid query string parameters: The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not "
-                       f"support forbidden traits. Got: {value}")
-        return [frozenset(any_of)], set()
-    names = [part.strip() for part in value.split(",")]
-    # As upstream: lstrip takes every leading '!', so '!!FOO' forbids FOO.
-    forbidden = {name.lstrip("!") for name in names if name.startswith("!")}
-    if not all(forbidden) or not all(names):
-        form = "HW_CPU_X86_VMX,!CUSTOM_MAGIC" if allow_forbidden else "HW_CPU_X86_VMX,CUSTOM_MAGIC"
-        raise _bad("Invalid query string parameters: Expected 'required' parameter value of the form: "
-                   f"{form}. Got an empty trait in: {value}")
-    if forbidden and not allow_forbidden:
-        raise _bad("Invalid query string parameters: Expected 'required' parameter value of the form: "
-                   f"HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: {value}")
-    return [frozenset({name}) for name in names if not name.startswith("!")], forbidden
 
 
 def _uuid_like(value: str) -> bool:
@@ -164,8 +138,9 @@ def _wide(query: Mapping[str, Sequence[str]], version: Version) -> RequestWide:
         if len(sent) > 1:
             raise _bad("Query parameter 'root_required' may be specified only once.",
                        errors.QUERY_DUPLICATE_KEY)
-        required_sets, forbidden = traits(sent[0], allow_forbidden=True, allow_any=False)
-        required = {t for s in required_sets for t in s}
+        # As upstream: root_required takes no `in:` (it keeps the pre-1.39 parsing), one value only.
+        parsed = parse_required([sent[0]], allow_forbidden=True, allow_any=False)
+        required, forbidden = {t for s in parsed.required for t in s}, set(parsed.forbidden)
         conflicts = forbidden & required
         if conflicts:
             raise _bad("Conflicting required and forbidden traits found in root_required: "
@@ -198,12 +173,9 @@ def _groups(query: Mapping[str, Sequence[str]], version: Version) -> dict[str, _
             for value in values:
                 group.resources = resources(value)
         elif kind == "required":
-            # Before 1.39 a repeated `required` means its last value only.
-            group.required, group.forbidden = [], set()
-            for value in (values if allow_any else values[-1:]):
-                required, forbidden = traits(value, allow_forbidden=allow_forbidden, allow_any=allow_any)
-                group.required += required
-                group.forbidden |= forbidden
+            # Before 1.39 a repeated `required` means its last value only (parse_required knows).
+            parsed = parse_required(list(values), allow_forbidden=allow_forbidden, allow_any=allow_any)
+            group.required, group.forbidden = list(parsed.required), set(parsed.forbidden)
         elif kind == "member_of":
             if version < MULTIPLE_MEMBER_OF and len(values) > 1:
                 raise _bad(f"Multiple member_of{suffix} parameters are not supported")

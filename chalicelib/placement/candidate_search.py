@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from functools import cache
 
 from chalicelib.config import PlacementCandidateSettings
-from chalicelib.placement import errors
+from chalicelib.placement import errors, traits
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import (
     EMPTY,
@@ -43,13 +42,6 @@ from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 
 PAGE = 100  # resource-class index keys per page: one BatchGet of their providers
-
-
-@cache
-def _standard_traits() -> frozenset[str]:
-    import os_traits  # on the first candidate request that names a trait, not at `import app`
-
-    return frozenset(os_traits.get_traits())
 
 
 def view(provider: Provider) -> ProviderView:
@@ -79,9 +71,9 @@ class CandidateSearch:
     # --- names ---------------------------------------------------------------------------------
 
     def _missing_traits(self, names: Sequence[str]) -> list[str]:
-        custom = [n for n in names if n not in _standard_traits()]
+        custom = [n for n in names if not traits.is_standard(n)]
         known = self._store.existing_custom_traits(custom)
-        return [n for n in names if n not in _standard_traits() and n not in known]
+        return [n for n in names if not traits.is_standard(n) and n not in known]
 
     def _check_traits(self, names: Iterable[str]) -> None:
         ordered = list(dict.fromkeys(names))

@@ -11,9 +11,11 @@ Each builder states the invariants other packages rely on, so no caller can leav
 - every class a provider holds in its inventories has a `PLRCX#<class>` / `<provider uuid>` item (the
   resource-class index allocation candidates start from), written and deleted with the inventory write
   that adds or removes the class (`class_index_updates`).
+- a custom trait held by a provider is counted on its `PLTRAIT` item (a trait in use is not deleted), and a
+  provider holding MISC_SHARES_VIA_AGGREGATE has a `PLSHARE` index item (sharing providers by one Query).
 
 Operations are named after the invariant their condition states (`provider`, `name_claim`,
-`class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
+`class_ref:<name>`, `trait_ref:<name>`, `sharing`, `linked_version`), so a cancellation says which one failed.
 """
 
 from __future__ import annotations
@@ -38,11 +40,19 @@ LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
 CLASS_INDEX = "class_index:"
 CLASS_INDEX_PREFIX = "PLRCX#"
-# The indexes other writes keep (docs: the shared Placement design): providers with
-# MISC_SHARES_VIA_AGGREGATE, an aggregate's members, the custom trait registry.
-SHARING_INDEX_PK = "PLSHARE"
+# An aggregate's members (the aggregates writes keep it; docs: the shared Placement design).
 AGGREGATE_INDEX_PREFIX = "PLAGG#"
-TRAIT_REGISTRY_PK = "PLTRAIT"
+TRAIT_REF = "trait_ref:"
+SHARING = "sharing"
+
+# Custom traits: one registry item each, counting the providers that hold it (`refs`). Sharing providers
+# (those holding MISC_SHARES_VIA_AGGREGATE): one index item each, so the candidates read them by one Query.
+TRAIT_PK = "PLTRAIT"
+SHARING_PK = "PLSHARE"
+SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
+# A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
+# custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
+MAX_CUSTOM_TRAITS = 64
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -71,6 +81,12 @@ def class_key(name: str) -> dict[str, Any]:
 
 def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
     return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
+def trait_key(name: str) -> dict[str, Any]:
+    return key(TRAIT_PK, name)
+
+
+def sharing_key(uuid: str) -> dict[str, Any]:
+    return key(SHARING_PK, uuid)
 
 
 def tree_sort_key(provider: Provider) -> str:
@@ -166,6 +182,49 @@ def class_index_updates(table: str, uuid: str, before: Mapping[str, Inventory],
     ops += [Op(f"{CLASS_INDEX}{rc}", {"Delete": {"TableName": table, "Key": class_index_key(rc, uuid)}})
             for rc in sorted(before) if rc not in after]
     return ops
+def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
+    """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
+    deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
+    deltas.update({name: -1 for name in before - after if name.startswith(CUSTOM_PREFIX)})
+    return deltas
+
+
+def trait_ref_updates(table: str, deltas: Mapping[str, int]) -> list[Op]:
+    """Reference counts of custom traits held by providers (a trait in use cannot be deleted); the trait must
+    exist, so a trait deleted since the decision read cancels the write."""
+    return [Op(f"{TRAIT_REF}{name}", {"Update": {
+        "TableName": table, "Key": trait_key(name),
+        "UpdateExpression": "ADD refs :d",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+    }}) for name, delta in sorted(deltas.items()) if delta]
+
+
+def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozenset[str]) -> list[Op]:
+    """The provider's sharing index item, put when it gains MISC_SHARES_VIA_AGGREGATE, deleted when it loses it."""
+    had, has = SHARES_VIA_AGGREGATE in before, SHARES_VIA_AGGREGATE in after
+    if has and not had:
+        return [Op(SHARING, {"Put": {"TableName": table, "Item": to_item({"pk": SHARING_PK, "sk": uuid})}})]
+    if had and not has:
+        return [Op(SHARING, {"Delete": {"TableName": table, "Key": sharing_key(uuid)}})]
+    return []
+
+
+def custom_trait_item(name: str) -> dict[str, Any]:
+    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`)."""
+    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now()})
+
+
+def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
+    """The provider with these traits (generation +1), unchanged since read, with +-1 on each custom trait's
+    refs and its sharing index item: 1 + (custom traits added or removed) + (0 or 1) items. Allocation writes
+    are conditioned on `invVersion`, which this leaves alone, so they do not conflict with it."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "traits": traits, "generation": read.generation + 1,
+                          "version": read.version + 1})
+    return written, [provider_put(table, written, condition, values),
+                     *trait_ref_updates(table, trait_ref_deltas(read.traits, traits)),
+                     *sharing_index(table, read.uuid, read.traits, traits)]
 
 
 def linked_version_bump(table: str, provider: Provider) -> list[Op]:
@@ -215,4 +274,6 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
             name_release(table, read.name),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *class_index_updates(table, read.uuid, read.inventories, {}),
+            *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
+            *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]

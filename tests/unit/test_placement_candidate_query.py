@@ -27,7 +27,7 @@ def v(text: str) -> tuple[int, int]:
 
 
 PARSED = [
-    # (version, query, expected per group: suffix -> (resources, required, forbidden, member_of, forbidden aggs, in_tree))
+    # (version, query, per group: suffix -> (resources, required, forbidden, member_of, forbidden aggs, in_tree))
     ("1.10", "resources=VCPU:1,MEMORY_MB:512", {"": ({"VCPU": 1, "MEMORY_MB": 512}, [], set(), [], set(), None)}),
     ("1.17", "resources=VCPU:1&required=HW_CPU_X86_AVX,CUSTOM_A",
      {"": ({"VCPU": 1}, [{"HW_CPU_X86_AVX"}, {"CUSTOM_A"}], set(), [], set(), None)}),
