@@ -81,6 +81,8 @@ def class_key(name: str) -> dict[str, Any]:
 
 def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
     return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
+
+
 def trait_key(name: str) -> dict[str, Any]:
     return key(TRAIT_PK, name)
 

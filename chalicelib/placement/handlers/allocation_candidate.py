@@ -30,6 +30,12 @@ def _request(candidate: Candidate, version: Version) -> dict[str, Any]:
     return answer
 
 
+def trait_order(traits: frozenset[str]) -> list[str]:
+    """Upstream lists a provider's traits in its table's id order, standard traits (synced at start) before
+    custom ones (created later): here standard first, then custom, each by name."""
+    return sorted(traits, key=lambda name: (name.startswith("CUSTOM_"), name))
+
+
 def render(result: Result, requested: frozenset[str], version: Version) -> dict[str, Any]:
     summaries: dict[str, Any] = {}
     for summary in result.summaries:
@@ -37,7 +43,7 @@ def render(result: Result, requested: frozenset[str], version: Version) -> dict[
             rc: {"capacity": capacity, "used": used} for rc, (capacity, used) in summary.resources.items()
             if version >= ALL_CLASSES or rc in requested}}
         if version >= SUMMARY_TRAITS:
-            entry["traits"] = sorted(summary.traits)
+            entry["traits"] = trait_order(summary.traits)
         if version >= SUMMARY_TREES:
             entry["parent_provider_uuid"] = summary.parent
             entry["root_provider_uuid"] = summary.root
