@@ -149,7 +149,7 @@ class CandidateSearch:
         linked = list(sharing)
         for provider in self._providers(sharing).values():
             for aggregate in sorted(provider.aggregates):
-                linked += self._store.aggregate_members(aggregate)
+                linked += sorted(self._store.aggregate_members(aggregate))
         providers = self._trees_of([*holders, *linked])
         return _cut(allocation_candidates(snapshot_of(providers), groups, wide), wide.limit)
 
