@@ -20,6 +20,7 @@ only, and no more of it than the answer needs (docs/placement.md, "Allocation ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from chalicelib.config import PlacementCandidateSettings
@@ -42,6 +43,7 @@ from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 
 PAGE = 100  # resource-class index keys per page: one BatchGet of their providers
+TREE_QUERIES_AT_ONCE = 8  # gsi1 Queries of one page's trees in flight at once (the boto3 client is thread-safe)
 
 
 def view(provider: Provider) -> ProviderView:
@@ -118,9 +120,14 @@ class CandidateSearch:
     def _trees(self, roots: Iterable[str]) -> list[Provider]:
         """Every provider of these trees (a root without children is its own tree: no Query)."""
         root_items = self._providers(roots)
-        members: list[str] = []
-        for root in root_items.values():
-            members += self._store.tree_uuids(root.uuid) if root.children or root.parent_uuid else [root.uuid]
+        nested = [root.uuid for root in root_items.values() if root.children or root.parent_uuid]
+        found: dict[str, list[str]] = {}
+        if len(nested) > 1:  # one Query per tree, in parallel: their latencies do not add up
+            with ThreadPoolExecutor(max_workers=min(TREE_QUERIES_AT_ONCE, len(nested))) as pool:
+                found = dict(zip(nested, pool.map(self._store.tree_uuids, nested), strict=True))
+        elif nested:
+            found = {nested[0]: self._store.tree_uuids(nested[0])}
+        members = [u for root in root_items for u in found.get(root, [root])]
         return list(self._providers(members).values())
 
     def _trees_of(self, uuids: Iterable[str]) -> list[Provider]:
