@@ -533,9 +533,11 @@ def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
         client.setup("PUT", "/resource_classes/CUSTOM_BENCH_DEV", version="1.7")
         client.setup("PUT", "/traits/CUSTOM_BENCH_DEV_KIND", version="1.6")
         if not seed_trees(client, 0, trees):
+            print(f"\nours: seeding {trees} trees was incomplete", flush=True)
             return None
         status, answer = client.call("GET", BOOT_QUERY, version="1.36")  # warm-up, and the answer's size
         if status != 200:
+            print(f"\nours: the boot query answered {status}: {json.dumps(answer)[:300]}", flush=True)
             return None
         proxy.counts.clear()
         proxy.units.clear()
