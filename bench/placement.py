@@ -535,7 +535,9 @@ def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
         if not seed_trees(client, 0, trees):
             print(f"\nours: seeding {trees} trees was incomplete", flush=True)
             return None
-        status, answer = client.call("GET", BOOT_QUERY, version="1.36")  # warm-up, and the answer's size
+        # The warm-up, and the answer's size; as a setup call, since this thread's connection may have idled
+        # out while the trees were seeded.
+        status, answer = client.setup("GET", BOOT_QUERY, version="1.36")
         if status != 200:
             print(f"\nours: the boot query answered {status}: {json.dumps(answer)[:300]}", flush=True)
             return None
