@@ -143,13 +143,13 @@ class CandidateSearch:
         want = min(wide.limit, wide.max_candidates) if wide.limit else wide.max_candidates
         sharing = self._store.sharing_providers()
         if not sharing:
-            trees = {self._providers([g.in_tree]).get(g.in_tree) for g in groups if g.in_tree}
-            if trees:
-                if None in trees:
+            anchors = [g.in_tree for g in groups if g.in_tree]
+            if anchors:
+                found = self._providers(anchors)
+                roots = {found[a].root for a in anchors if a in found}
+                if len(found) < len(set(anchors)) or len(roots) != 1:  # a missing anchor, or two trees
                     return EMPTY
-                roots = {p.root for p in trees if p is not None}
-                return _cut(allocation_candidates(snapshot_of(self._trees(roots)), groups, wide), wide.limit) \
-                    if len(roots) == 1 else EMPTY
+                return _cut(allocation_candidates(snapshot_of(self._trees(roots)), groups, wide), wide.limit)
             if wide.strategy == "depth-first":
                 return self._tree_by_tree(groups, wide, want)
         holders = [u for g in groups for rc in g.resources for u in self._store.class_holders(rc)]

@@ -74,3 +74,13 @@ def test_the_read_is_no_scan_and_stops_at_the_page_that_holds_limit_candidates(p
     services.round_trips.reset()
     assert len(candidates(placement, f"resources={cls}:1", version="1.16").body["allocation_requests"]) == 130
     assert dict(services.round_trips.calls).get("BatchGetItem", 0) == 3  # both pages read, nothing more
+
+
+def test_in_tree_answers_from_that_tree_alone(placement):
+    rp, other = provider(placement, **COMPUTE), provider(placement, **COMPUTE)
+    answer = candidates(placement, f"resources=VCPU:1&in_tree={rp}", version="1.31")
+    assert answer.status == 200, answer.body
+    assert [list(r["allocations"]) for r in answer.body["allocation_requests"]] == [[rp]]
+    assert other not in answer.body["provider_summaries"]
+    assert candidates(placement, f"resources=VCPU:1&in_tree={new_uuid()}", version="1.31").body == {
+        "allocation_requests": [], "provider_summaries": {}}
