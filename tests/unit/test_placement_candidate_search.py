@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.config import PlacementCandidateSettings
-from chalicelib.placement import errors
+from chalicelib.placement import candidate_search, errors
 from chalicelib.placement.candidate_query import parse
 from chalicelib.placement.candidate_search import CandidateSearch
+from chalicelib.placement.candidates import allocation_candidates
 from chalicelib.placement.models import Inventory, Provider
 
 
@@ -144,3 +147,54 @@ def test_a_member_of_nobody_is_in_answers_nothing_before_the_traits_are_checked(
     query = f"resources=VCPU:1&member_of={agg}&required=CUSTOM_NOT_A_TRAIT"
     result = search(FakeStore([compute("cn-0001")]), query)
     assert result.candidates == [] and result.summaries == []
+
+
+# --- read tree by tree, answer as if everything were read -------------------------------------------
+
+ROOT_TRAITS = ["HW_CPU_X86_AVX", "COMPUTE_STATUS_DISABLED"]
+
+
+@st.composite
+def worlds(draw: Any) -> tuple[list[Provider], str]:
+    providers: list[Provider] = []
+    for t in range(draw(st.integers(1, 5))):
+        root = f"r{t}"
+        kids = draw(st.integers(0, 2))
+        providers.append(Provider(uuid=root, name=root, children=kids, created_at=len(providers),
+                                  traits=frozenset(draw(st.sets(st.sampled_from(ROOT_TRAITS)))),
+                                  inventories={rc: Inventory(total=draw(st.integers(1, 3)))
+                                               for rc in draw(st.sets(st.sampled_from(["VCPU", "DISK_GB"])))}))
+        for k in range(kids):
+            providers.append(Provider(uuid=f"{root}c{k}", name=f"{root}c{k}", parent_uuid=root, root_uuid=root,
+                                      created_at=len(providers),
+                                      traits=frozenset(draw(st.sets(st.sampled_from(["HW_CPU_X86_AVX"])))),
+                                      inventories={rc: Inventory(total=draw(st.integers(1, 3)))
+                                                   for rc in draw(st.sets(st.sampled_from(["VCPU", "DISK_GB"])))}))
+    query = draw(st.sampled_from([
+        "resources=VCPU:1", "resources=VCPU:1,DISK_GB:1", "resources=VCPU:1&required=HW_CPU_X86_AVX",
+        "resources=VCPU:1&root_required=!COMPUTE_STATUS_DISABLED",
+        "resources1=VCPU:1&resources2=VCPU:1&group_policy=isolate",
+        "resources1=VCPU:1&resources2=DISK_GB:1&group_policy=none",
+        "resources=DISK_GB:1&resources1=VCPU:1&required1=HW_CPU_X86_AVX&group_policy=none",
+    ]))
+    return providers, query
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+def test_reading_tree_by_tree_finds_what_reading_everything_finds(world):
+    providers, query = world
+    page = candidate_search.PAGE
+    candidate_search.PAGE = 2  # several pages, trees split over them
+    try:
+        lazy = search(FakeStore(providers), query)
+    finally:
+        candidate_search.PAGE = page
+    params: dict[str, list[str]] = {}
+    for part in query.split("&"):
+        name, _, value = part.partition("=")
+        params.setdefault(name, []).append(value)
+    parsed = parse(params, (1, 36))
+    everything = allocation_candidates(candidate_search.snapshot_of(providers), list(parsed.groups), parsed.wide)
+    assert {c.key() for c in lazy.candidates} == {c.key() for c in everything.candidates}
+    assert {s.uuid for s in lazy.summaries} == {s.uuid for s in everything.summaries}
