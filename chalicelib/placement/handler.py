@@ -15,8 +15,7 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
-    "/placement/allocation_candidates",
+UNBUILT_PATHS = (  # the reshaper: 404 (handlers/unbuilt.py)
     "/placement/reshaper",
 )
 
@@ -75,6 +74,8 @@ ROUTES: list[Route[Any]] = [
     _route("placement.traits.provider", "GET", f"{RP}/traits", G, "trait", "list_for_provider"),
     _route("placement.traits.provider_set", "PUT", f"{RP}/traits", G, "trait", "set_for_provider"),
     _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits", G, "trait", "delete_for_provider"),
+    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates", G, "allocation_candidate",
+           "list_all"),
     *[
         _route("placement.unbuilt", method, path, G, "unbuilt", "not_built")
         for path in UNBUILT_PATHS
