@@ -13,9 +13,12 @@ carries grants that could drift from the code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from chalicelib.contract.types import SITES
+
+if TYPE_CHECKING:
+    from chalicelib.auth.keystone import Credential
 
 PrincipalKind = Literal["site", "service", "placement", "tenant"]
 
@@ -38,6 +41,9 @@ class Principal:
     tenant: str | None = None
     site: str | None = None
     grants: frozenset[str] = field(default_factory=frozenset)
+    # Placement's callers only: what its policy reads of the caller (a Placement key's fixed roles, or a
+    # validated Keystone token's user, project, roles and scope); None for every other family's principal.
+    credential: Credential | None = None
 
     def allows(self, grant: str) -> bool:
         return grant in self.grants
