@@ -23,9 +23,9 @@ from tests.placement_conformance import expectations
 from tests.placement_conformance.tokens import TokenMinter
 from tests.support.stores import StoreServer
 
-SERVICE_USER, SERVICE_PASSWORD, SERVICE_PROJECT = "placement", "placement-Pw9!never-logged", "service"  # noqa: S105
-NOVA_USER, NOVA_PASSWORD = "nova", "nova-Pw9!never-logged"  # noqa: S105
-READER_USER, READER_PASSWORD, READER_PROJECT = "auditor", "auditor-Pw9!never-logged", "demo"  # noqa: S105
+SERVICE_USER, SERVICE_PASSWORD, SERVICE_PROJECT = "placement", "placement-Pw9!never-logged", "service"
+NOVA_USER, NOVA_PASSWORD = "nova", "nova-Pw9!never-logged"
+READER_USER, READER_PASSWORD, READER_PROJECT = "auditor", "auditor-Pw9!never-logged", "demo"
 
 
 def keystone_scenario() -> Scenario:
@@ -69,7 +69,8 @@ def placement_targets(store_server: StoreServer, fake_keystone: FakeOpenStack,
         with lock:
             if policy not in started:
                 first = next(iter(started.values()), None)
-                mode, policy_file = ("legacy", str(open_policy_file(policy_dir))) if policy == "open" else (policy, None)
+                mode, policy_file = (("legacy", str(open_policy_file(policy_dir))) if policy == "open"
+                                     else (policy, None))
                 env = keystone_settings(fake_keystone.auth_url, SERVICE_USER, SERVICE_PASSWORD, SERVICE_PROJECT,
                                         mode, policy_file)
                 started[policy] = start_placement_service(
