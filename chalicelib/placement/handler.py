@@ -18,10 +18,7 @@ from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 
-UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
-    "/placement/traits",
-    "/placement/traits/{name}",
-    "/placement/resource_providers/{uuid}/traits",
+UNBUILT_PATHS = (  # aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
     "/placement/resource_providers/{uuid}/aggregates",
     "/placement/allocation_candidates",
     "/placement/reshaper",
@@ -106,6 +103,16 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_classes:update", "resource_class", "put"),
     _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}",
            "placement:resource_classes:delete", "resource_class", "delete"),
+    _route("placement.traits.list", "GET", f"{P}/traits", "placement:traits:list", "trait", "list_all"),
+    _route("placement.traits.show", "GET", f"{P}/traits/{{name}}", "placement:traits:show", "trait", "show"),
+    _route("placement.traits.put", "PUT", f"{P}/traits/{{name}}", "placement:traits:update", "trait", "put"),
+    _route("placement.traits.delete", "DELETE", f"{P}/traits/{{name}}", "placement:traits:delete", "trait", "delete"),
+    _route("placement.traits.provider", "GET", f"{RP}/traits",
+           "placement:resource_providers:traits:list", "trait", "list_for_provider"),
+    _route("placement.traits.provider_set", "PUT", f"{RP}/traits",
+           "placement:resource_providers:traits:update", "trait", "set_for_provider"),
+    _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits",
+           "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
     *[
         _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
                "not_built")
