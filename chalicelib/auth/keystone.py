@@ -354,7 +354,7 @@ class PlacementCallers:
 
     def credential(self, token: str | None) -> Credential:
         credential = self.principal(token).credential
-        assert credential is not None
+        assert isinstance(credential, Credential)
         return credential
 
     def principal(self, token: str | None) -> Principal:

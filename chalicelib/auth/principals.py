@@ -12,13 +12,11 @@ carries grants that could drift from the code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
 from chalicelib.contract.types import SITES
-
-if TYPE_CHECKING:
-    from chalicelib.auth.keystone import Credential
 
 PrincipalKind = Literal["site", "service", "placement", "tenant"]
 
@@ -34,6 +32,13 @@ PLACEMENT_GRANT = "placement:admin@placement"
 KEY_TARGETS = (*SITES, SERVICE, PLACEMENT)
 
 
+class PolicyCredential(Protocol):
+    """What a policy reads of a caller (oslo.context's `to_policy_values()`): chalicelib.auth.keystone's
+    Credential for Placement's callers."""
+
+    def policy_values(self) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Principal:
     kind: PrincipalKind
@@ -43,7 +48,7 @@ class Principal:
     grants: frozenset[str] = field(default_factory=frozenset)
     # Placement's callers only: what its policy reads of the caller (a Placement key's fixed roles, or a
     # validated Keystone token's user, project, roles and scope); None for every other family's principal.
-    credential: Credential | None = None
+    credential: PolicyCredential | None = None
 
     def allows(self, grant: str) -> bool:
         return grant in self.grants
