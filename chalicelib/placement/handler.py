@@ -18,8 +18,7 @@ from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 
-UNBUILT_PATHS = (  # aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
-    "/placement/resource_providers/{uuid}/aggregates",
+UNBUILT_PATHS = (  # allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
     "/placement/allocation_candidates",
     "/placement/reshaper",
 )
@@ -28,15 +27,6 @@ UNBUILT_PATHS = (  # aggregates, allocation candidates, the reshaper: 404 (handl
 # The rule upstream enforces on each unbuilt path's methods (a method upstream does not declare there needs
 # none: it is 404 like the rest, for any caller Placement accepts).
 UNBUILT_RULES = {
-    ("GET", "/placement/traits"): "placement:traits:list",
-    ("GET", "/placement/traits/{name}"): "placement:traits:show",
-    ("PUT", "/placement/traits/{name}"): "placement:traits:update",
-    ("DELETE", "/placement/traits/{name}"): "placement:traits:delete",
-    ("GET", "/placement/resource_providers/{uuid}/traits"): "placement:resource_providers:traits:list",
-    ("PUT", "/placement/resource_providers/{uuid}/traits"): "placement:resource_providers:traits:update",
-    ("DELETE", "/placement/resource_providers/{uuid}/traits"): "placement:resource_providers:traits:delete",
-    ("GET", "/placement/resource_providers/{uuid}/aggregates"): "placement:resource_providers:aggregates:list",
-    ("PUT", "/placement/resource_providers/{uuid}/aggregates"): "placement:resource_providers:aggregates:update",
     ("GET", "/placement/allocation_candidates"): "placement:allocation_candidates:list",
     ("POST", "/placement/reshaper"): "placement:reshaper:reshape",
 }
@@ -66,6 +56,10 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:update", "resource_provider", "update"),
     _route("placement.resource_providers.delete", "DELETE", RP,
            "placement:resource_providers:delete", "resource_provider", "delete"),
+    _route("placement.aggregates.show", "GET", f"{RP}/aggregates",
+           "placement:resource_providers:aggregates:list", "aggregate", "show"),
+    _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates",
+           "placement:resource_providers:aggregates:update", "aggregate", "replace"),
     _route("placement.inventories.list", "GET", f"{RP}/inventories",
            "placement:resource_providers:inventories:list", "inventory", "list_all"),
     _route("placement.inventories.create", "POST", f"{RP}/inventories",
