@@ -17,7 +17,9 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 (allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
-allocation write, counted at the wire, and the same calls straight from boto3: the floor.
+allocation write, counted at the wire, and the same calls straight from boto3: the floor. Then the
+allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's first
+validation, the cache's hit rate, and that a cached validation adds no round trip.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench import placement_keystone
 from chalicelib.cli import use_local_credentials
 from devkit.placement.postgres import Postgres
 from devkit.placement.postgres import install as install_postgres
@@ -677,6 +680,7 @@ def main() -> int:
             finally:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
+        keystone = placement_keystone.measure(store.endpoint, CountingProxy)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
@@ -701,6 +705,8 @@ def main() -> int:
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
           f"counted at the wire over {ROUND_TRIP_WRITES} writes; transaction actions per write: "
           f"{', '.join(f'{action} {n:.1f}' for action, n in trips.actions.items())}")
+    for line in keystone.lines():
+        print(line)
     ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
           f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
