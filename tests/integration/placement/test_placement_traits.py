@@ -156,6 +156,7 @@ def test_the_required_filter(placement):
     assert listed("required=HW_CPU_X86_SHA&required=STORAGE_DISK_SSD") == {a, b}  # the last one, before 1.39
     assert listed(f"required=STORAGE_DISK_SSD&uuid={b}") == {b}
     assert listed("required=BOGUS_TRAIT") == 400
+    assert listed(f"required=BOGUS_TRAIT&in_tree={new_uuid()}") == set()  # an unknown tree first, as upstream
     assert listed("required=HW_CPU_X86_SHA", "1.17") == 400
 
 
