@@ -51,8 +51,17 @@ def consumer_key(uuid: str) -> dict[str, Any]:
     return key(f"PLCONS#{uuid}")
 
 
-def usage_key(project: str, user: str | None) -> dict[str, Any]:
-    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
+def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
+    """A usage counter's sk in its project's partition: `-` (the project), `USER#<user>`, and per consumer
+    type (1.38) `T#<type>` and `UT#<user>#<type>`. A type has no `#` (^[A-Z0-9_]+$ or `unknown`), so the
+    last `#` of a `UT#` key ends the user, and `begins_with(sk, "T#")` lists exactly the project's types."""
+    if consumer_type is None:
+        return f"USER#{user}" if user is not None else "-"
+    return f"UT#{user}#{consumer_type}" if user is not None else f"T#{consumer_type}"
+
+
+def usage_key(project: str, user: str | None, consumer_type: str | None = None) -> dict[str, Any]:
+    return key(f"PLUSAGE#{project}", usage_sort_key(user, consumer_type))
 
 
 def class_key(name: str) -> dict[str, Any]:

@@ -27,6 +27,9 @@ T = TypeVar("T")
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
 
+# GET /usages?consumer_type=all (1.38): every type summed under this key.
+ALL_CONSUMER_TYPES = "all"
+
 
 def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
     for n in range(RETRIES):
@@ -258,6 +261,16 @@ class PlacementService:
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
         return self.store.usage_totals(project, user)
+
+    def usages_by_consumer_type(self, project: str, user: str | None,
+                                consumer_type: str | None) -> dict[str, dict[str, int]]:
+        """1.38: usage per consumer type with `consumer_count`; `all` sums every type under one key,
+        `unknown` is the consumers written without a type; any other value is one type (maybe none)."""
+        if consumer_type is None:
+            return self.store.usages_by_type(project, user)
+        usage = self.store.usage_of_type(project, user, None if consumer_type == ALL_CONSUMER_TYPES
+                                         else consumer_type)
+        return {consumer_type: usage} if usage else {}
 
     def custom_classes(self) -> list[str]:
         return sorted(item["sk"] for item in self.store.custom_classes())

@@ -8,6 +8,8 @@
 | consumer                          | PLCONS#<uuid>          | -               |
 | usage of a project                | PLUSAGE#<project>      | -               |
 | usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
+| usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
+| usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
 | custom resource class             | PLRC                   | <name>          |
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid> (a root) or <root>#<uuid> (in a tree), so listing them
@@ -36,10 +38,11 @@ from chalicelib.placement.items import (
     provider_key,
     unchanged,
     usage_key,
+    usage_sort_key,
     uuid_of_sort_key,
 )
 from chalicelib.placement.models import Consumer, Inventory, Provider
-from chalicelib.placement.rules import AllocationDecision, ProviderChange
+from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
 from chalicelib.store.codec import to_item, to_value
 from chalicelib.store.ops import (
     MAX_TRANSACTION_BYTES,
@@ -85,7 +88,19 @@ def _consumer(item: dict[str, Any]) -> Consumer:
         generation=int(item["generation"]), version=int(item["version"]),
         allocations={rp: {rc: int(n) for rc, n in res.items()} for rp, res in (item.get("allocs") or {}).items()},
         updated_at=int(item.get("updatedAt", 0)),
+        consumer_type=item.get("ctype") or None,
     )
+
+
+CONSUMER_COUNT_ATTRIBUTE = "consumers"
+
+
+def _usage(item: dict[str, Any]) -> dict[str, int]:
+    """A usage counter's non-zero classes and, when any, its consumer count (1.38's `consumer_count`)."""
+    usages = {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+    if usages:
+        usages[CONSUMER_COUNT] = int(item.get(CONSUMER_COUNT_ATTRIBUTE, 0))
+    return usages
 
 
 def too_large(refused: TooLarge) -> errors.TooLarge:
@@ -174,6 +189,29 @@ class PlacementStore:
         item = self._get(usage_key(project, user)) or {}
         return {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
 
+    def usage_of_type(self, project: str, user: str | None, consumer_type: str | None) -> dict[str, int]:
+        """One counter (1.38): a consumer type's (or, `consumer_type` None, every type's), with its
+        `consumer_count`; {} when nothing is allocated. One GetItem."""
+        return _usage(self._get(usage_key(project, user, consumer_type)) or {})
+
+    def usages_by_type(self, project: str, user: str | None) -> dict[str, dict[str, int]]:
+        """Every consumer type's counter of a project (or of its user), with its `consumer_count`: one
+        Query of the project's partition by sk prefix (`T#`, or `UT#<user>#`, a user whose id extends
+        this one's being told apart by the last `#`)."""
+        prefix = usage_sort_key(user, "")
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)", ConsistentRead=True,
+            ExpressionAttributeValues={":pk": {"S": f"PLUSAGE#{project}"}, ":prefix": {"S": prefix}})
+        found: dict[str, dict[str, int]] = {}
+        for item in items:
+            head, consumer_type = str(item["sk"]).rsplit("#", 1)
+            if f"{head}#" != prefix:
+                continue  # another user's (its id starts with this user's and a `#`)
+            usage = _usage(item)
+            if usage:
+                found[consumer_type] = usage
+        return found
+
     def custom_classes(self) -> list[dict[str, Any]]:
         return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
                            ExpressionAttributeValues={":pk": {"S": "PLRC"}})
@@ -219,18 +257,17 @@ class PlacementStore:
         ops: list[Op] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
         for uuid, new in decision.consumers.items():
             ops.extend(self._consumer_items(uuid, consumers.get(uuid), new))
-        for (project, user), delta in sorted(decision.usage_deltas.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            ops.append(self._usage_update(project, user, delta))
+        ops.extend(self._usage_updates(decision.usage_deltas))
         if ops:
             self._transact(ops)
 
-    def delete_allocations(self, consumer: Consumer, deltas: dict[tuple[str, str | None], dict[str, int]]) -> None:
+    def delete_allocations(self, consumer: Consumer, deltas: UsageDeltas) -> None:
         """DELETE /allocations/{c}: release everything, no generation moves, the consumer goes."""
         ops = [self._provider_change(rp, ProviderChange(
             deltas={rc: -n for rc, n in res.items()}, limits={}, bump_generation=False, inventory_version=None,
         )) for rp, res in consumer.allocations.items()]
         ops.extend(self._consumer_items(consumer.uuid, consumer, None))
-        ops.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
+        ops.extend(self._usage_updates(deltas))
         self._transact(ops)
 
     def _provider_change(self, rp: str, change: ProviderChange) -> Op:
@@ -284,6 +321,7 @@ class PlacementStore:
                 "pk": f"PLCONS#{uuid}", "sk": "-", "kind": "placement-consumer", "uuid": uuid,
                 "project": new.project_id, "user": new.user_id, "generation": new.generation,
                 "version": new.version, "allocs": new.allocations, "updatedAt": now(),
+                "ctype": new.consumer_type,
             })}
             if values:
                 put["ExpressionAttributeValues"] = values
@@ -301,11 +339,19 @@ class PlacementStore:
                 })}}))
         return ops
 
-    def _usage_update(self, project: str, user: str | None, delta: dict[str, int]) -> Op:
-        names = {f"#c{i}": f"rc_{rc}" for i, rc in enumerate(sorted(delta))}
+    def _usage_updates(self, deltas: UsageDeltas) -> list[Op]:
+        """One ADD per counter that moves (a consumer's write moves up to 4 per owner: project, user, and
+        each by its consumer type; 8 when the owner or type changes)."""
+        return [self._usage_update(bucket, delta) for bucket, delta in
+                sorted(deltas.items(), key=lambda kv: tuple(part or "" for part in kv[0])) if delta]
+
+    def _usage_update(self, bucket: tuple[str, str | None, str | None], delta: dict[str, int]) -> Op:
+        project, user, consumer_type = bucket
+        attribute = {rc: CONSUMER_COUNT_ATTRIBUTE if rc == CONSUMER_COUNT else f"rc_{rc}" for rc in delta}
+        names = {f"#c{i}": attribute[rc] for i, rc in enumerate(sorted(delta))}
         values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
-        return Op(f"usage:{project}:{user or '-'}", {"Update": {
-            "TableName": self._table, "Key": usage_key(project, user),
+        return Op(f"usage:{project}:{usage_sort_key(user, consumer_type)}", {"Update": {
+            "TableName": self._table, "Key": usage_key(project, user, consumer_type),
             "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
         }})
