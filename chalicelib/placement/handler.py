@@ -15,13 +15,12 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # traits, aggregates, allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
+UNBUILT_PATHS = (  # traits, aggregates, allocation candidates: 404 (handlers/unbuilt.py)
     "/placement/traits",
     "/placement/traits/{name}",
     "/placement/resource_providers/{uuid}/traits",
     "/placement/resource_providers/{uuid}/aggregates",
     "/placement/allocation_candidates",
-    "/placement/reshaper",
 )
 
 
@@ -62,6 +61,7 @@ ROUTES: list[Route[Any]] = [
            "put_for_consumer"),
     _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
            "delete_for_consumer"),
+    _route("placement.reshaper", "POST", f"{P}/reshaper", G, "reshaper", "reshape"),
     _route("placement.usages.totals", "GET", f"{P}/usages", G, "usage", "totals"),
     _route("placement.resource_classes.list", "GET", f"{P}/resource_classes", G, "resource_class", "list_all"),
     _route("placement.resource_classes.create", "POST", f"{P}/resource_classes", G, "resource_class", "create"),

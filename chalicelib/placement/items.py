@@ -102,8 +102,16 @@ def unchanged(version: int) -> tuple[str, dict[str, Any]]:
     return "version = :read", {":read": {"N": str(version)}}
 
 
-def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None) -> Op:
-    """The whole provider item (its link included), written under `condition`."""
+def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None, *,
+                 fenced_by: str | None = None) -> Op:
+    """The whole provider item (its link included), written under `condition`, and only while no reshape fences
+    the provider (docs/decisions/0041-reshaper-protocol.md); `fenced_by`: the reshape's own final write, which
+    needs its fence. The item is written without a fence either way."""
+    if fenced_by is None:
+        condition = f"({condition}) AND attribute_not_exists(fence)"
+    else:
+        condition = f"({condition}) AND fence = :fence"
+        values = {**(values or {}), ":fence": {"S": fenced_by}}
     item = to_item({
         "pk": f"PLRP#{provider.uuid}", "sk": "-",
         "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
@@ -191,7 +199,8 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
     """The provider, unchanged since read, and its name claim go; moves its linked version."""
     condition, values = unchanged(read.version)
     return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
-                                     "ConditionExpression": condition, "ExpressionAttributeValues": values}}),
+                                     "ConditionExpression": f"{condition} AND attribute_not_exists(fence)",
+                                     "ExpressionAttributeValues": values}}),
             name_release(table, read.name),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *linked_version_bump(table, read)]

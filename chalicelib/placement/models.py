@@ -60,6 +60,7 @@ class Provider:
     children: int = 0  # direct children: a parent with children is not deleted
     traits: frozenset[str] = frozenset()  # 1.6
     aggregates: frozenset[str] = frozenset()  # 1.1
+    fence: str | None = None  # the reshape holding the provider (writers meet it; its item is the old state)
 
     @property
     def root(self) -> str:

@@ -110,7 +110,7 @@ def usage_buckets(project: str, user: str, consumer_type: str | None) -> list[Us
     return [(project, None, None), (project, user, None), (project, None, kind), (project, user, kind)]
 
 
-def _delta(target: UsageDeltas, consumer: Consumer, sign: int) -> None:
+def count_consumer(target: UsageDeltas, consumer: Consumer, sign: int) -> None:
     """Counts `consumer` (a consumer has allocations, or no record) in its buckets, +1 or -1."""
     buckets = usage_buckets(consumer.project_id, consumer.user_id, consumer.consumer_type)
     if consumer.allocations:
@@ -197,7 +197,7 @@ def decide_allocations(
     for write in writes:
         old = consumers.get(write.uuid)
         if old is not None:
-            _delta(decision.usage_deltas, old, -1)
+            count_consumer(decision.usage_deltas, old, -1)
         # Below 1.38 (no type sent) an existing consumer keeps its type, a new one has none, as upstream.
         consumer_type = write.consumer_type if write.consumer_type is not None else (
             old.consumer_type if old else None)
@@ -206,7 +206,7 @@ def decide_allocations(
             generation=(old.generation + 1) if old else 1, version=(old.version + 1) if old else 1,
             allocations={rp: dict(res) for rp, res in write.allocations.items()}, consumer_type=consumer_type,
         )
-        _delta(decision.usage_deltas, new, +1)
+        count_consumer(decision.usage_deltas, new, +1)
         decision.consumers[write.uuid] = new if write.allocations else None
     decision.usage_deltas = nonzero(decision.usage_deltas)
     return decision
@@ -254,5 +254,5 @@ def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[s
 def release_all(consumer: Consumer) -> UsageDeltas:
     """Usage deltas of deleting every allocation of a consumer (DELETE /allocations/{c})."""
     deltas: UsageDeltas = {}
-    _delta(deltas, consumer, -1)
+    count_consumer(deltas, consumer, -1)
     return nonzero(deltas)

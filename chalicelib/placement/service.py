@@ -13,10 +13,11 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.placement import errors, items, rules
+from chalicelib.placement import errors, items, reshape, rules
 from chalicelib.placement.classes import is_custom, is_standard
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
 from chalicelib.store.ops import ConditionFailed
 from chalicelib.store.retry import pause_before_retry
@@ -47,6 +48,25 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 class PlacementService:
     def __init__(self, store: PlacementStore) -> None:
         self.store = store
+        self.reshaper = Reshaper(store)
+
+    def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
+        """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409
+        at once while its owner holds it: reshaper.BUSY)."""
+        for n in range(RETRIES):
+            try:
+                return attempt()
+            except ConditionFailed:
+                pause_before_retry(n)
+            except reshape.Fenced as fenced:
+                self.reshaper.meet(fenced.reshape_id)
+        raise exhausted()
+
+    @staticmethod
+    def _unfenced(read: Provider) -> Provider:
+        if read.fence is not None:
+            raise reshape.Fenced(read.fence)
+        return read
 
     # --- resource providers --------------------------------------------------------------------
 
@@ -84,7 +104,7 @@ class PlacementService:
 
     def rename_provider(self, uuid: str, name: str) -> Provider:
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             try:
                 renamed = self.store.rename_provider(read, name)
             except ConditionFailed as failed:
@@ -93,19 +113,20 @@ class PlacementService:
                 raise
             return Provider(**{**renamed.__dict__, "version": read.version})
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     def delete_provider(self, uuid: str) -> None:
         def attempt() -> None:
             read = self.store.provider(uuid)
             if read is None:
                 raise errors.ProviderNotFound(f"No resource provider with uuid {uuid} found for delete")
+            self._unfenced(read)
             if read.usages:
                 raise errors.ProviderInUse(
                     f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
             self.store.delete_provider(read)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     # --- inventories ---------------------------------------------------------------------------
 
@@ -117,10 +138,10 @@ class PlacementService:
     def _write_inventories(self, uuid: str, change: Callable[[Provider], dict[str, Inventory]],
                            conflict: str) -> Provider:
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             return self.store.write_inventories(read, change(read))
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
 
     def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
                             features: Features) -> Provider:
@@ -236,19 +257,43 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
             "updated the resource provider data. Please retry your update"))
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         def attempt() -> None:
-            consumer = self.store.consumer(consumer_uuid)
+            consumer = self.store.consumer_for_write(consumer_uuid)
             if consumer is None:
                 raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
             self.store.delete_allocations(consumer, rules.release_all(consumer))
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
+
+    def reshape(self, inventories: dict[str, tuple[int, dict[str, Inventory]]], writes: list[ConsumerWrite]) -> None:
+        """POST /reshaper: read everything involved (the providers named, the consumers and the providers they
+        hold allocations on now), decide as upstream (reshape.decide), then the protocol (reshaper.py)."""
+        consumer_uuids = [w.uuid for w in writes]
+        named = list(dict.fromkeys([*inventories, *(rp for w in writes for rp in w.allocations)]))
+
+        def attempt() -> None:
+            consumers, providers = self.store.read_for_allocation(consumer_uuids, named)
+            held = sorted({rp for c in consumers.values() if c for rp in c.allocations} - set(providers))
+            if held:
+                _unused, more = self.store.read_for_allocation([], held)
+                providers.update(more)
+            known = {rc for p in providers.values() if p for rc in p.inventories}
+            wanted = {rc for _g, inv in inventories.values() for rc in inv} | {
+                rc for w in writes for res in w.allocations.values() for rc in res}
+            unknown = set(self._unknown_classes(sorted(wanted - known)))
+            plan = reshape.decide(uuidlib.uuid4().hex, inventories, writes, consumers,
+                                  {rp: providers.get(rp) for rp in [*named, *held]}, lambda rc: rc not in unknown)
+            reshape.check_size(plan)
+            self.reshaper.run(plan)
+
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "update conflict: Another thread concurrently updated the data. Please retry your update"))
 
     def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
         provider, allocations = self.store.provider_with_allocations(uuid)

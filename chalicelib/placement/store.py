@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.placement import errors, items
+from chalicelib.placement import errors, items, reshape
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
     allocation_key,
@@ -79,6 +79,7 @@ def _provider(item: dict[str, Any]) -> Provider:
         children=int(item.get("children", 0)),
         traits=frozenset(item.get("traits") or ()),
         aggregates=frozenset(item.get("aggs") or ()),
+        fence=item.get("fence") or None,
     )
 
 
@@ -123,6 +124,10 @@ class PlacementStore:
         self._client = client
         self._table = table
 
+    @property
+    def table(self) -> str:
+        return self._table
+
     # --- reads ---------------------------------------------------------------------------------
 
     def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
@@ -156,7 +161,22 @@ class PlacementStore:
         return [uuid_of_sort_key(i["gsi1sk"]) for i in items]
 
     def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
-        """The provider item and its consumers' allocation items: one consistent Query of its partition."""
+        """The provider item and its consumers' allocation items: one consistent Query of its partition. A provider
+        a reshape fences is its old state (the switch unfences it): the reshape's consumers are shown as they
+        were, from its chunks (one more Query)."""
+        provider, allocations = self._provider_partition(uuid)
+        if provider is None or provider.fence is None:
+            return provider, allocations
+        _intent, chunks = self.reshape_intent(provider.fence)
+        for chunk in chunks:
+            for change in chunk.changes:
+                allocations.pop(change.uuid, None)
+                if change.old is not None and uuid in change.old.allocations:
+                    allocations[change.uuid] = {"resources": change.old.allocations[uuid],
+                                                "consumerGeneration": change.old.generation}
+        return provider, allocations
+
+    def _provider_partition(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
         items = self._query(
             KeyConditionExpression="pk = :pk", ConsistentRead=True,
             ExpressionAttributeValues={":pk": {"S": f"PLRP#{uuid}"}},
@@ -171,19 +191,59 @@ class PlacementStore:
         return provider, allocations
 
     def consumer(self, uuid: str) -> Consumer | None:
+        """The consumer as readers see it: a consumer a reshape fences resolves through its intent (its old
+        record before the reshape's switch, the new one after)."""
         item = self._get(consumer_key(uuid))
+        if item is None:
+            return None
+        if item.get("fence"):
+            if reshape.sees_old(self.reshape_state(str(item["fence"]))):
+                return reshape.old_record(item)
+            if item.get("kind") != "placement-consumer":
+                return None
+        return _consumer(item)
+
+    def consumer_for_write(self, uuid: str) -> Consumer | None:
+        """The consumer a write decides from; `reshape.Fenced` when a reshape holds it."""
+        item = self._get(consumer_key(uuid))
+        if item and item.get("fence"):
+            raise reshape.Fenced(str(item["fence"]))
         return _consumer(item) if item else None
 
     def read_for_allocation(
         self, consumer_uuids: list[str], provider_uuids: list[str],
     ) -> tuple[dict[str, Consumer | None], dict[str, Provider | None]]:
-        """The consumers and providers an allocation write decides from: one consistent BatchGet."""
+        """The consumers and providers an allocation write decides from: one consistent BatchGet;
+        `reshape.Fenced` when a reshape holds any of them."""
         found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids])
+        for item in found.values():
+            if item.get("fence"):
+                raise reshape.Fenced(str(item["fence"]))
         consumers = {c: (_consumer(found[(f"PLCONS#{c}", "-")]) if (f"PLCONS#{c}", "-") in found else None)
                      for c in consumer_uuids}
         providers = {p: (_provider(found[(f"PLRP#{p}", "-")]) if (f"PLRP#{p}", "-") in found else None)
                      for p in provider_uuids}
         return consumers, providers
+
+    # --- the reshaper's items (reshape.py builds the operations, docs/decisions/0041) ----------------
+
+    def reshape_state(self, reshape_id: str) -> str | None:
+        """The intent's state (pending, aborting, done); None once it is gone (the reshape ended)."""
+        item = self._get(reshape.intent_key(reshape_id))
+        return str(item["state"]) if item else None
+
+    def reshape_intent(self, reshape_id: str) -> tuple[dict[str, Any] | None, list[reshape.Chunk]]:
+        """The intent and its chunks (one consistent Query of the reshape's partition)."""
+        found = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": f"PLRESHAPE#{reshape_id}"}})
+        intent = next((i for i in found if i["sk"] == "-"), None)
+        chunks = [reshape.chunk_from(int(str(i["sk"])[len("CHUNK#"):]), str(i["body"]))
+                  for i in found if str(i["sk"]).startswith("CHUNK#")]
+        return intent, sorted(chunks, key=lambda c: c.index)
+
+    def transact(self, ops: list[Op]) -> None:
+        """One step of the reshaper's protocol (ConditionFailed names what moved)."""
+        self._transact(ops)
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
         item = self._get(usage_key(project, user)) or {}
@@ -281,7 +341,7 @@ class PlacementStore:
         sets = ["version = version + :one", "updatedAt = :now"]
         if change.bump_generation:
             sets.append("generation = generation + :one")
-        conditions = []
+        conditions = ["attribute_not_exists(fence)"]  # no reshape holds the provider
         if change.inventory_version is None:
             conditions.append("attribute_exists(pk)")
         else:

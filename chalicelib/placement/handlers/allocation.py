@@ -34,7 +34,7 @@ def _by_provider(data: Any, version: Version) -> dict[str, dict[str, int]]:
     return result
 
 
-def _write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
+def consumer_write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
     """One consumer's entry as validated. `mappings` (1.34) is checked by the schema and dropped, as
     upstream does: it is neither stored nor shown."""
     project = data.get("project_id")
@@ -76,7 +76,7 @@ def put_for_consumer(service: PlacementService, request: Request) -> Reply:
     version = web.version(request)
     uuid = _normal_consumer(request.params["consumer_uuid"])
     data = web.json_body(request, schema.for_put(version))
-    service.write_allocations([_write(uuid, data, version)], single=True)
+    service.write_allocations([consumer_write(uuid, data, version)], single=True)
     return web.no_content(request)
 
 
@@ -86,7 +86,7 @@ def post_many(service: PlacementService, request: Request) -> Reply:
         raise web.not_found()
     web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
-    writes = [_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
+    writes = [consumer_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
     service.write_allocations(writes, single=False)
     return web.no_content(request)
 
