@@ -112,3 +112,19 @@ class ResourceClassExists(Conflict):
 
 class ResourceClassInUse(Conflict):
     pass
+
+
+class TraitNotFound(NotFound):
+    pass
+
+
+class UnknownTrait(Invalid):
+    """A provider's traits or a `required` filter name a trait that does not exist (400, as upstream)."""
+
+
+class StandardTrait(Invalid):
+    """A standard trait cannot be deleted."""
+
+
+class TraitInUse(Conflict):
+    """A custom trait some provider holds cannot be deleted."""

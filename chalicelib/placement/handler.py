@@ -15,10 +15,7 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # traits, aggregates, allocation candidates: 404 (handlers/unbuilt.py)
-    "/placement/traits",
-    "/placement/traits/{name}",
-    "/placement/resource_providers/{uuid}/traits",
+UNBUILT_PATHS = (  # aggregates, allocation candidates: 404 (handlers/unbuilt.py)
     "/placement/resource_providers/{uuid}/aggregates",
     "/placement/allocation_candidates",
 )
@@ -70,6 +67,13 @@ ROUTES: list[Route[Any]] = [
     _route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}", G, "resource_class", "put"),
     _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}", G, "resource_class",
            "delete"),
+    _route("placement.traits.list", "GET", f"{P}/traits", G, "trait", "list_all"),
+    _route("placement.traits.show", "GET", f"{P}/traits/{{name}}", G, "trait", "show"),
+    _route("placement.traits.put", "PUT", f"{P}/traits/{{name}}", G, "trait", "put"),
+    _route("placement.traits.delete", "DELETE", f"{P}/traits/{{name}}", G, "trait", "delete"),
+    _route("placement.traits.provider", "GET", f"{RP}/traits", G, "trait", "list_for_provider"),
+    _route("placement.traits.provider_set", "PUT", f"{RP}/traits", G, "trait", "set_for_provider"),
+    _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits", G, "trait", "delete_for_provider"),
     *[
         _route("placement.unbuilt", method, path, G, "unbuilt", "not_built")
         for path in UNBUILT_PATHS

@@ -7,10 +7,12 @@ Each builder states the invariants other packages rely on, so no caller can leav
   apply planned before the write is CONFIG_DRIFT). The link is an attribute of the provider item that
   only its writer of record sets and Placement's API cannot change: a rename keeps it.
 - a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
-- a custom class held in an inventory is counted on the class item (a class in use is not deleted).
+- a custom class held in an inventory is counted on the class item (a class in use is not deleted);
+- a custom trait held by a provider is counted on its `PLTRAIT` item (a trait in use is not deleted), and a
+  provider holding MISC_SHARES_VIA_AGGREGATE has a `PLSHARE` index item (sharing providers by one Query).
 
 Operations are named after the invariant their condition states (`provider`, `name_claim`,
-`class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
+`class_ref:<name>`, `trait_ref:<name>`, `sharing`, `linked_version`), so a cancellation says which one failed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ NAME_CLAIM = "name_claim"
 OLD_NAME_CLAIM = "old_name_claim"
 LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
+TRAIT_REF = "trait_ref:"
+SHARING = "sharing"
+
+# Custom traits: one registry item each, counting the providers that hold it (`refs`). Sharing providers
+# (those holding MISC_SHARES_VIA_AGGREGATE): one index item each, so the candidates read them by one Query.
+TRAIT_PK = "PLTRAIT"
+SHARING_PK = "PLSHARE"
+SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
+# A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
+# custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
+MAX_CUSTOM_TRAITS = 64
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -66,6 +79,14 @@ def usage_key(project: str, user: str | None, consumer_type: str | None = None) 
 
 def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
+
+
+def trait_key(name: str) -> dict[str, Any]:
+    return key(TRAIT_PK, name)
+
+
+def sharing_key(uuid: str) -> dict[str, Any]:
+    return key(SHARING_PK, uuid)
 
 
 def tree_sort_key(provider: Provider) -> str:
@@ -158,6 +179,51 @@ def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Invent
     return deltas
 
 
+def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
+    """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
+    deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
+    deltas.update({name: -1 for name in before - after if name.startswith(CUSTOM_PREFIX)})
+    return deltas
+
+
+def trait_ref_updates(table: str, deltas: Mapping[str, int]) -> list[Op]:
+    """Reference counts of custom traits held by providers (a trait in use cannot be deleted); the trait must
+    exist, so a trait deleted since the decision read cancels the write."""
+    return [Op(f"{TRAIT_REF}{name}", {"Update": {
+        "TableName": table, "Key": trait_key(name),
+        "UpdateExpression": "ADD refs :d",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+    }}) for name, delta in sorted(deltas.items()) if delta]
+
+
+def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozenset[str]) -> list[Op]:
+    """The provider's sharing index item, put when it gains MISC_SHARES_VIA_AGGREGATE, deleted when it loses it."""
+    had, has = SHARES_VIA_AGGREGATE in before, SHARES_VIA_AGGREGATE in after
+    if has and not had:
+        return [Op(SHARING, {"Put": {"TableName": table, "Item": to_item({"pk": SHARING_PK, "sk": uuid})}})]
+    if had and not has:
+        return [Op(SHARING, {"Delete": {"TableName": table, "Key": sharing_key(uuid)}})]
+    return []
+
+
+def custom_trait_item(name: str) -> dict[str, Any]:
+    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`)."""
+    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now()})
+
+
+def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
+    """The provider with these traits (generation +1), unchanged since read, with +-1 on each custom trait's
+    refs and its sharing index item: 1 + (custom traits added or removed) + (0 or 1) items. Allocation writes
+    are conditioned on `invVersion`, which this leaves alone, so they do not conflict with it."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "traits": traits, "generation": read.generation + 1,
+                          "version": read.version + 1})
+    return written, [provider_put(table, written, condition, values),
+                     *trait_ref_updates(table, trait_ref_deltas(read.traits, traits)),
+                     *sharing_index(table, read.uuid, read.traits, traits)]
+
+
 def linked_version_bump(table: str, provider: Provider) -> list[Op]:
     """Moves the counter the provider is linked to ([] for a provider linked to none)."""
     if provider.linked_version is None:
@@ -203,4 +269,6 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
                                      "ExpressionAttributeValues": values}}),
             name_release(table, read.name),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
+            *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]

@@ -92,7 +92,10 @@ class Features:
 
     reserved_may_equal_total: bool  # 1.26: an inventory may have zero capacity (reserved == total)
     consumer_generations: bool  # 1.28: writes carry and are checked against consumer_generation
+    forbidden_traits: bool  # 1.22: `required` may forbid a trait (`!T`)
+    any_traits: bool  # 1.39: `required=in:A,B` (any of) and several `required` parameters
 
 
 def features(version: Version) -> Features:
-    return Features(reserved_may_equal_total=version >= (1, 26), consumer_generations=version >= (1, 28))
+    return Features(reserved_may_equal_total=version >= (1, 26), consumer_generations=version >= (1, 28),
+                    forbidden_traits=version >= (1, 22), any_traits=version >= (1, 39))

@@ -13,12 +13,13 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.placement import errors, items, reshape, rules
+from chalicelib.placement import errors, items, reshape, rules, traits
 from chalicelib.placement.classes import is_custom, is_standard
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
+from chalicelib.placement.traits import TraitListFilter, TraitQuery
 from chalicelib.store.ops import ConditionFailed
 from chalicelib.store.retry import pause_before_retry
 
@@ -337,3 +338,89 @@ class PlacementService:
             raise errors.ResourceClassInUse(
                 f"Error in delete resource class: Cannot delete resource class {name}. "
                 "Class is in use in inventory.")
+
+    # --- traits --------------------------------------------------------------------------------
+
+    def known_traits(self, names: list[str]) -> set[str]:
+        """Those of `names` that exist: standard ones (os-traits) and registered custom ones (one BatchGet)."""
+        known = {n for n in names if traits.is_standard(n)}
+        return known | self.store.existing_custom_traits(sorted({n for n in names if n not in known}))
+
+    def list_traits(self, wanted: TraitListFilter) -> list[tuple[str, int | None]]:
+        """(name, created at: None for a standard trait) of every trait the filter keeps, by name."""
+        custom = {str(item["sk"]): item for item in self.store.custom_traits()}
+        found: list[tuple[str, int | None]] = [(n, None) for n in traits.standard() if wanted.matches_name(n)]
+        found += [(n, int(item.get("createdAt", 0)) or None) for n, item in custom.items() if wanted.matches_name(n)]
+        if wanted.associated is not None:
+            held = self.store.held_traits()
+            found = [(n, at) for n, at in found if (n in held) == wanted.associated]
+        return sorted(found)
+
+    def trait_created_at(self, name: str) -> int | None:
+        """When the trait was created (None for a standard trait); TraitNotFound when there is no such trait."""
+        if traits.is_standard(name):
+            return None
+        item = self.store.custom_trait(name) if traits.is_custom(name) else None
+        if item is None:
+            raise errors.TraitNotFound(f"No such trait(s): {name}.")
+        return int(item.get("createdAt", 0)) or None
+
+    def create_trait(self, name: str) -> tuple[bool, int | None]:
+        """(created, created at) of PUT /traits/{name}: False when it existed already."""
+        if not traits.is_custom_name(name):
+            raise errors.Invalid(traits.INVALID_CUSTOM)
+        if self.store.create_trait(name):
+            return True, items.now()
+        item = self.store.custom_trait(name)
+        return False, int(item.get("createdAt", 0)) if item else None
+
+    def delete_trait(self, name: str) -> None:
+        if traits.is_standard(name):
+            raise errors.StandardTrait(f"Cannot delete standard trait {name}.")
+        if not traits.is_custom(name):
+            raise errors.TraitNotFound(f"No such trait(s): {name}.")
+        if not self.store.delete_trait(name):
+            if self.store.custom_trait(name) is None:
+                raise errors.TraitNotFound(f"No such trait(s): {name}.")
+            raise errors.TraitInUse(f"The trait {name} is in use by a resource provider.")
+
+    def set_provider_traits(self, uuid: str, generation: int | None, names: list[str]) -> Provider:
+        """PUT (generation given) or DELETE (None) /resource_providers/{uuid}/traits: the provider with exactly
+        these traits. Unchanged traits write nothing (and keep the generation), as upstream."""
+        wanted = frozenset(names)
+        if len([n for n in wanted if traits.is_custom(n)]) > items.MAX_CUSTOM_TRAITS:
+            raise errors.TooLarge(f"A resource provider holds at most {items.MAX_CUSTOM_TRAITS} custom traits "
+                                  "in this service.")
+
+        def attempt() -> Provider:
+            read = self._unfenced(self.provider(uuid))
+            if generation is not None and read.generation != generation:
+                raise errors.ProviderGenerationConflict(
+                    "Resource provider's generation already changed. Please update the generation and try again.")
+            known = self.known_traits(sorted(wanted))
+            unknown = [n for n in dict.fromkeys(names) if n not in known]
+            if unknown:
+                raise errors.UnknownTrait(f"No such trait {', '.join(unknown)}")
+            if read.traits == wanted:
+                return read
+            return self.store.write_traits(read, wanted)
+
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "Another thread concurrently updated the resource provider data. Please retry your update"))
+
+    def filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
+        """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required
+        trait is a 400; when no provider at all has the required traits the answer is empty before forbidden
+        traits are looked up; an unknown forbidden trait is a 400 too."""
+        required = query.required_names()
+        known = self.known_traits(required + sorted(query.forbidden))
+        unknown = traits.first_unknown(required, known.__contains__)
+        if unknown is not None:
+            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
+        unknown = traits.first_unknown(sorted(query.forbidden), known.__contains__)
+        if unknown is not None:
+            everyone = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
+            if query.required and not any(TraitQuery(required=query.required).matches(p.traits) for p in everyone):
+                return []
+            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
+        return [p for p in providers if query.matches(p.traits)]

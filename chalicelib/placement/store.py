@@ -11,6 +11,8 @@
 | usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
 | usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
 | custom resource class             | PLRC                   | <name>          |
+| custom trait (refs: its holders)   | PLTRAIT                | <name>          |
+| sharing provider index             | PLSHARE                | <uuid>          |
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid> (a root) or <root>#<uuid> (in a tree), so listing them
 is one Query on the sparse KEYS_ONLY index plus consistent BatchGets (sorted by `createdUs`, their
@@ -30,12 +32,15 @@ from typing import Any
 from chalicelib.placement import errors, items, reshape
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
+    SHARING_PK,
+    TRAIT_PK,
     allocation_key,
     class_key,
     consumer_key,
     name_key,
     now,
     provider_key,
+    trait_key,
     unchanged,
     usage_key,
     usage_sort_key,
@@ -285,6 +290,35 @@ class PlacementStore:
         found = self._batch([class_key(n) for n in names])
         return {sk for (_pk, sk) in found}
 
+    def custom_traits(self) -> list[dict[str, Any]]:
+        """Every custom trait's registry item (name in `sk`, `refs`, `createdAt`): one Query of PLTRAIT."""
+        return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                           ExpressionAttributeValues={":pk": {"S": TRAIT_PK}})
+
+    def custom_trait(self, name: str) -> dict[str, Any] | None:
+        return self._get(trait_key(name))
+
+    def existing_custom_traits(self, names: list[str]) -> set[str]:
+        if not names:
+            return set()
+        found = self._batch([trait_key(n) for n in names])
+        return {sk for (_pk, sk) in found}
+
+    def held_traits(self) -> set[str]:
+        """Every trait some provider holds: the keys-only index, then the providers' `traits` only
+        (1 + providers/100 reads; GET /traits?associated is the one caller)."""
+        uuids = self.provider_uuids()
+        found = batch_get(self._client, self._table, [provider_key(u) for u in uuids],
+                          projection="pk, sk, traits")
+        return {name for item in found.values() for name in (item.get("traits") or ())}
+
+    def sharing_providers(self) -> list[str]:
+        """The uuids of the providers holding MISC_SHARES_VIA_AGGREGATE (sharing providers): one consistent
+        Query of the PLSHARE index, in uuid order."""
+        items = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": SHARING_PK}})
+        return [item["sk"] for item in items]
+
     # --- writes --------------------------------------------------------------------------------
 
     def _transact(self, ops: list[Op]) -> None:
@@ -425,3 +459,19 @@ class PlacementStore:
         """False when the class is missing or still held in an inventory."""
         return delete_if(self._client, self._table, class_key(name), "attribute_exists(pk) AND refs = :zero",
                          values={":zero": {"N": "0"}})
+
+    def create_trait(self, name: str) -> bool:
+        """False when the custom trait exists already."""
+        return put_if(self._client, self._table, items.custom_trait_item(name), "attribute_not_exists(pk)")
+
+    def delete_trait(self, name: str) -> bool:
+        """False when the custom trait is missing or still held by a provider (refs > 0)."""
+        return delete_if(self._client, self._table, trait_key(name), "attribute_exists(pk) AND refs = :zero",
+                         values={":zero": {"N": "0"}})
+
+    def write_traits(self, read: Provider, traits: frozenset[str]) -> Provider:
+        """Replace the provider's traits; generation +1. ConditionFailed names `provider` (changed since
+        read) or `trait_ref:<name>` (that custom trait was deleted since)."""
+        written, ops = items.write_traits(self._table, read, traits)
+        self._transact(ops)
+        return written

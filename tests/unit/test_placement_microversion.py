@@ -45,11 +45,23 @@ def test_every_version_from_1_0_to_1_28_is_listed_once_with_what_it_changed():
     assert all(text.strip() for text in microversion.VERSIONS.values())
 
 
+def _meaning(version: tuple[int, int], *fields: str) -> tuple[bool, ...]:
+    found = microversion.features(version)
+    return tuple(getattr(found, name) for name in fields)
+
+
 def test_rules_get_what_a_version_means_not_the_version():
-    assert microversion.features((1, 25)) == microversion.Features(reserved_may_equal_total=False,
-                                                                   consumer_generations=False)
-    assert microversion.features((1, 28)) == microversion.Features(reserved_may_equal_total=True,
-                                                                   consumer_generations=True)
+    fields = ("reserved_may_equal_total", "consumer_generations")
+    assert _meaning((1, 25), *fields) == (False, False)
+    assert _meaning((1, 28), *fields) == (True, True)
+
+
+def test_trait_queries_by_version():
+    fields = ("forbidden_traits", "any_traits")
+    assert _meaning((1, 21), *fields) == (False, False)
+    assert _meaning((1, 22), *fields) == (True, False)
+    assert _meaning((1, 38), *fields) == (True, False)
+    assert _meaning((1, 39), *fields) == (True, True)
 
 
 def _request(method: str = "GET", **headers: str) -> Request:

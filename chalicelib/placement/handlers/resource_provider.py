@@ -12,7 +12,7 @@ from chalicelib.placement.schemas import resource_provider as schema
 from chalicelib.placement.service import PlacementService
 
 # Query parameters of features this service does not build: a 400 that says so.
-UNBUILT_FILTERS = ("member_of", "resources", "in_tree", "required")
+UNBUILT_FILTERS = ("member_of", "resources", "in_tree")
 
 
 def links(request: Request, uuid: str, version: Version) -> list[dict[str, str]]:
@@ -67,10 +67,13 @@ def list_all(service: PlacementService, request: Request) -> Reply:
     if unbuilt:
         raise web.bad_request(
             f"The '{unbuilt[0]}' filter is not supported by this service "
-            "(traits, aggregates and nested providers are not built).", errors.QUERY_BAD_VALUE)
+            "(aggregates and nested providers are not built).", errors.QUERY_BAD_VALUE)
     # As Placement: an empty filter filters nothing.
     uuid = web.normal_uuid(params["uuid"]) if params.get("uuid") else None
     providers = service.list_providers(params.get("name") or None, uuid)
+    if "required" in params:
+        providers = service.filter_by_traits(providers, schema.required_traits(request.query["required"],
+                                                                               web.features(request)))
     latest = max((p.updated_at for p in providers), default=0)
     body = {"resource_providers": [represent(request, p, version) for p in providers]}
     return web.reply(request, 200, body, last_modified=latest)

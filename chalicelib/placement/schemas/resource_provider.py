@@ -6,6 +6,9 @@ import copy
 from functools import cache
 from typing import Any
 
+from chalicelib.placement.microversion import Features
+from chalicelib.placement.traits import TraitQuery, parse_required
+
 CREATE_1_0: dict[str, Any] = {
     "type": "object",
     "properties": {"name": {"type": "string", "maxLength": 200}, "uuid": {"type": "string", "format": "uuid"}},
@@ -49,3 +52,8 @@ def create(version: tuple[int, int]) -> dict:
 
 def update(version: tuple[int, int]) -> dict:
     return UPDATE_1_14 if version >= (1, 14) else UPDATE_1_0
+
+
+def required_traits(values: list[str], features: Features) -> TraitQuery:
+    """Every `required` parameter sent (1.18): forbidden `!T` from 1.22, `in:` and repetition from 1.39."""
+    return parse_required(values, allow_forbidden=features.forbidden_traits, allow_any=features.any_traits)
