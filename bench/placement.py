@@ -17,7 +17,7 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 (allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
-allocation write, counted at the wire, and the same calls straight from boto3: the floor.
+allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the floor.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
@@ -496,6 +496,23 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         proxy.stop()
 
 
+def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float, dict[str, int]] | None:
+    """One reshape of `consumers` consumers on our side, its DynamoDB calls counted at the wire (the
+    setup's are not): (seconds, calls per operation), or None where our side does not support it."""
+    proxy = CountingProxy(store_endpoint)
+    service = start_placement_service(proxy.endpoint)
+    try:
+        reshape = prepare_reshape(Client(service.base, service.key), consumers)
+        proxy.counts.clear()
+        started = time.perf_counter()
+        status = reshape()
+        took = time.perf_counter() - started
+        return (took, dict(sorted(proxy.counts.items()))) if status == 204 else None
+    finally:
+        service.stop()
+        proxy.stop()
+
+
 def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, float]) -> Phase:
     """The bare DynamoDB work of one allocation write, straight from boto3, sequential: a consistent
     BatchGetItem of `batch_keys` existing items, then one transaction with the same actions as ours
@@ -677,6 +694,7 @@ def main() -> int:
             finally:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
+        reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
@@ -696,6 +714,10 @@ def main() -> int:
     for name, times in reshapes.items():
         done = [t for t in times if t is not None]
         print(f"- {name}: " + (f"{1000 * statistics.median(done):.0f} ms" if done else "unsupported"))
+    if reshape_trips is not None:
+        took, calls = reshape_trips
+        print(f"- ours, its DynamoDB round trips (one more reshape, counted at the wire): {sum(calls.values())} "
+              f"({', '.join(f'{op} {n}' for op, n in calls.items())}) in {1000 * took:.0f} ms")
     print()
     print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips.per_write:.2f} "
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
