@@ -29,6 +29,9 @@ T = TypeVar("T")
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
 
+# A reshape reads its consumers (one BatchGet per 100) this many at a time.
+RESHAPE_READERS = 4
+
 # GET /usages?consumer_type=all (1.38): every type summed under this key.
 ALL_CONSUMER_TYPES = "all"
 
@@ -279,7 +282,7 @@ class PlacementService:
         named = list(dict.fromkeys([*inventories, *(rp for w in writes for rp in w.allocations)]))
 
         def attempt() -> None:
-            consumers, providers = self.store.read_for_allocation(consumer_uuids, named)
+            consumers, providers = self.store.read_for_allocation(consumer_uuids, named, workers=RESHAPE_READERS)
             held = sorted({rp for c in consumers.values() if c for rp in c.allocations} - set(providers))
             if held:
                 _unused, more = self.store.read_for_allocation([], held)

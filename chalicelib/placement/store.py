@@ -138,9 +138,10 @@ class PlacementStore:
     def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
         return get_item(self._client, self._table, item_key)
 
-    def _batch(self, keys: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    def _batch(self, keys: list[dict[str, Any]], workers: int = 1) -> dict[tuple[str, str], dict[str, Any]]:
         # BatchGetItem refuses a key given twice (e.g. one provider named by several consumers of a POST).
-        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()))
+        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()),
+                         workers=workers)
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
         return query_all(self._client, self._table, **kwargs)
@@ -216,11 +217,12 @@ class PlacementStore:
         return _consumer(item) if item else None
 
     def read_for_allocation(
-        self, consumer_uuids: list[str], provider_uuids: list[str],
+        self, consumer_uuids: list[str], provider_uuids: list[str], *, workers: int = 1,
     ) -> tuple[dict[str, Consumer | None], dict[str, Provider | None]]:
-        """The consumers and providers an allocation write decides from: one consistent BatchGet;
-        `reshape.Fenced` when a reshape holds any of them."""
-        found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids])
+        """The consumers and providers an allocation write decides from: one consistent BatchGet per 100 keys
+        (`workers` of them in parallel); `reshape.Fenced` when a reshape holds any of them."""
+        found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids],
+                            workers)
         for item in found.values():
             if item.get("fence"):
                 raise reshape.Fenced(str(item["fence"]))
