@@ -123,13 +123,17 @@ def unchanged(version: int) -> tuple[str, dict[str, Any]]:
     return "version = :read", {":read": {"N": str(version)}}
 
 
+CREATE = "attribute_not_exists(pk)"
+
+
 def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None, *,
                  fenced_by: str | None = None) -> Op:
     """The whole provider item (its link included), written under `condition`, and only while no reshape fences
     the provider (docs/decisions/0041-reshaper-protocol.md); `fenced_by`: the reshape's own final write, which
     needs its fence. The item is written without a fence either way."""
     if fenced_by is None:
-        condition = f"({condition}) AND attribute_not_exists(fence)"
+        if condition != CREATE:  # a new item has no fence to check
+            condition = f"({condition}) AND attribute_not_exists(fence)"
     else:
         condition = f"({condition}) AND fence = :fence"
         values = {**(values or {}), ":fence": {"S": fenced_by}}

@@ -118,7 +118,7 @@ def test_unbuilt_filters_are_400(placement, param):
 
 
 @pytest.mark.parametrize("path", ["/placement/allocation_candidates?resources=VCPU:1",
-                                  "/placement/reshaper", f"/placement/resource_providers/{new_uuid()}/aggregates"])
+                                  f"/placement/resource_providers/{new_uuid()}/aggregates"])
 def test_unbuilt_endpoints_are_404(placement, path):
     answer = placement.get(path, version="1.28")
     assert answer.status == 404 and answer.body["errors"][0]["code"] == "placement.undefined_code"

