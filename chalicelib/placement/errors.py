@@ -15,6 +15,7 @@ INVENTORY_INUSE = "placement.inventory.inuse"
 DUPLICATE_NAME = "placement.duplicate_name"
 PROVIDER_IN_USE = "placement.resource_provider.inuse"
 PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
+PROVIDER_CANNOT_DELETE_PARENT = "placement.resource_provider.cannot_delete_parent"
 QUERY_BAD_VALUE = "placement.query.bad_value"
 
 
@@ -104,6 +105,16 @@ class DuplicateName(Conflict):
 
 class ProviderInUse(Conflict):
     code = PROVIDER_IN_USE
+
+
+class ProviderHasChildren(Conflict):
+    """A parent is not deleted while it has child providers."""
+
+    code = PROVIDER_CANNOT_DELETE_PARENT
+
+
+class ClassRenameRefused(Conflict):
+    """A custom class held in inventories (or by fleet objects) is not renamed: see docs/placement.md."""
 
 
 class ResourceClassExists(Conflict):

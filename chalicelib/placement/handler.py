@@ -15,8 +15,7 @@ P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # aggregates, allocation candidates: 404 (handlers/unbuilt.py)
-    "/placement/resource_providers/{uuid}/aggregates",
+UNBUILT_PATHS = (  # allocation candidates: 404 (handlers/unbuilt.py)
     "/placement/allocation_candidates",
 )
 
@@ -40,6 +39,8 @@ ROUTES: list[Route[Any]] = [
     _route("placement.resource_providers.show", "GET", RP, G, "resource_provider", "show"),
     _route("placement.resource_providers.update", "PUT", RP, G, "resource_provider", "update"),
     _route("placement.resource_providers.delete", "DELETE", RP, G, "resource_provider", "delete"),
+    _route("placement.aggregates.show", "GET", f"{RP}/aggregates", G, "aggregate", "show"),
+    _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates", G, "aggregate", "replace"),
     _route("placement.inventories.list", "GET", f"{RP}/inventories", G, "inventory", "list_all"),
     _route("placement.inventories.create", "POST", f"{RP}/inventories", G, "inventory", "add_one"),
     _route("placement.inventories.replace", "PUT", f"{RP}/inventories", G, "inventory", "replace_all"),

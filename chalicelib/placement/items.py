@@ -35,6 +35,12 @@ NAME_CLAIM = "name_claim"
 OLD_NAME_CLAIM = "old_name_claim"
 LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
+PARENT = "parent"  # the parent's `children` counter, moved with its child's create, delete or move
+OLD_PARENT = "old_parent"
+DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten, or checked unchanged)
+AGGREGATE_MEMBER = "aggregate_member:"  # a `PLAGG#<aggregate>` membership item
+OLD_CLASS = "old_class"  # a renamed custom class: it exists and nothing holds it
+NEW_CLASS = "new_class"  # the name a class is renamed to: free
 TRAIT_REF = "trait_ref:"
 SHARING = "sharing"
 
@@ -46,6 +52,8 @@ SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
 # A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
 # custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
 MAX_CUSTOM_TRAITS = 64
+# A provider is a member of at most this many aggregates (each is one `PLAGG#` item its delete removes).
+MAX_AGGREGATES = 32
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -79,6 +87,11 @@ def usage_key(project: str, user: str | None, consumer_type: str | None = None) 
 
 def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
+
+
+def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
+    """`PLAGG#<aggregate>` / `<provider>`: one Query of the partition lists an aggregate's members."""
+    return key(f"PLAGG#{aggregate}", provider_uuid)
 
 
 def trait_key(name: str) -> dict[str, Any]:
@@ -239,9 +252,13 @@ def linked_version_bump(table: str, provider: Provider) -> list[Op]:
 
 
 def create_provider(table: str, provider: Provider) -> list[Op]:
-    """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free."""
+    """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free; a child's parent
+    (`parent`) must exist and still be in the tree the child is written into (its counter moves)."""
+    parent = ([children_change(table, PARENT, provider.parent_uuid, +1, root=provider.root)]
+              if provider.parent_uuid is not None else [])
     return [provider_put(table, provider, "attribute_not_exists(pk)"),
             name_claim(table, provider.name, provider.uuid),
+            *parent,
             *class_ref_updates(table, class_ref_deltas({}, provider.inventories))]
 
 
@@ -266,13 +283,121 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
 
 
 def delete_provider(table: str, read: Provider) -> list[Op]:
-    """The provider, unchanged since read, and its name claim go; moves its linked version."""
+    """The provider, unchanged since read and without children, and its name claim go; its parent's
+    counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
+    parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
+    holding more than ~95 of those together is TooLarge to delete until some are removed (docs/placement.md)."""
     condition, values = unchanged(read.version)
+    condition += " AND (attribute_not_exists(#children) OR #children = :zero)"
+    values = {**values, ":zero": {"N": "0"}}
+    parent = [children_change(table, PARENT, read.parent_uuid, -1)] if read.parent_uuid is not None else []
     return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
                                      "ConditionExpression": f"{condition} AND attribute_not_exists(fence)",
-                                     "ExpressionAttributeValues": values}}),
+                                     "ExpressionAttributeValues": values,
+                                     "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
+            *parent,
+            *aggregate_member_changes(table, read.uuid, read.aggregates, frozenset()),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
             *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]
+
+
+# --- nested providers (1.14, 1.37) -----------------------------------------------------------------
+
+
+def children_change(table: str, name: str, parent_uuid: str, delta: int, *, root: str | None = None) -> Op:
+    """The parent's `children` counter moved by `delta`, and its `version` with it, so a write decided from an
+    older read of the parent (a delete, a move, a put of the whole item) fails; with `root`, the parent must
+    still be in that tree (a child is never written into a tree its parent has left)."""
+    condition = "attribute_exists(pk)"
+    values: dict[str, Any] = {":d": {"N": str(delta)}, ":one": {"N": "1"}}
+    names: dict[str, str] = {"#children": "children"}
+    if root is not None:
+        condition += " AND (#root = :root OR attribute_not_exists(#root))"
+        values[":root"] = {"S": root}
+        names["#root"] = "root"
+    return Op(name, {"Update": {
+        "TableName": table, "Key": provider_key(parent_uuid),
+        "UpdateExpression": "ADD #children :d, version :one",
+        "ConditionExpression": condition, "ExpressionAttributeValues": values, "ExpressionAttributeNames": names,
+    }})
+
+
+def _descendant_op(table: str, descendant: Provider, root: str) -> Op:
+    """A moved provider's descendant: its root (and gsi1sk) rewritten when the tree changes, else checked
+    unchanged, so no concurrent move can hang the new parent below the moved provider (a cycle)."""
+    condition, values = unchanged(descendant.version)
+    if descendant.root == root:
+        return Op(f"{DESCENDANT}{descendant.uuid}", {"ConditionCheck": {
+            "TableName": table, "Key": provider_key(descendant.uuid),
+            "ConditionExpression": condition, "ExpressionAttributeValues": values}})
+    moved = Provider(**{**descendant.__dict__, "root_uuid": root})
+    return Op(f"{DESCENDANT}{descendant.uuid}", {"Update": {
+        "TableName": table, "Key": provider_key(descendant.uuid),
+        "UpdateExpression": "SET #root = :root, gsi1sk = :sk, version = version + :one, updatedAt = :now",
+        "ConditionExpression": condition, "ExpressionAttributeNames": {"#root": "root"},
+        "ExpressionAttributeValues": {**values, ":root": {"S": root}, ":sk": {"S": tree_sort_key(moved)},
+                                      ":one": {"N": "1"}, ":now": {"N": str(now())}},
+    }})
+
+
+def update_provider(table: str, read: Provider, name: str, parent_uuid: str | None, root: str,
+                    descendants: tuple[Provider, ...] | list[Provider] = ()) -> tuple[Provider, list[Op]]:
+    """The provider renamed and/or under another parent (None: a root) in tree `root`, unchanged since read:
+    the rename's items, the old parent's and the new parent's counters, and each descendant (its root
+    rewritten or its version checked). 1 (+2 with a new name) + 1 per parent changed + 1 per descendant."""
+    renamed, ops = rename_provider(table, read, name)
+    if parent_uuid == read.parent_uuid:
+        return renamed, ops
+    moved = Provider(**{**renamed.__dict__, "parent_uuid": parent_uuid,
+                        "root_uuid": "" if root == read.uuid else root})
+    condition, values = unchanged(read.version)
+    ops[0] = provider_put(table, moved, condition, values)
+    if read.parent_uuid is not None:
+        ops.append(children_change(table, OLD_PARENT, read.parent_uuid, -1))
+    if parent_uuid is not None:
+        ops.append(children_change(table, PARENT, parent_uuid, +1, root=root))
+    ops.extend(_descendant_op(table, d, root) for d in descendants)
+    return moved, ops
+
+
+# --- aggregates (1.1, 1.19) ------------------------------------------------------------------------
+
+
+def aggregate_member_changes(table: str, provider_uuid: str, before: frozenset[str],
+                             after: frozenset[str]) -> list[Op]:
+    """The `PLAGG#<aggregate>` items of the aggregates added (Put) and removed (Delete)."""
+    ops = [Op(f"{AGGREGATE_MEMBER}{agg}", {"Put": {"TableName": table, "Item": to_item({
+        "pk": f"PLAGG#{agg}", "sk": provider_uuid, "kind": "placement-aggregate-member"})}})
+        for agg in sorted(after - before)]
+    ops += [Op(f"{AGGREGATE_MEMBER}{agg}", {"Delete": {"TableName": table,
+                                                       "Key": aggregate_member_key(agg, provider_uuid)}})
+            for agg in sorted(before - after)]
+    return ops
+
+
+def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
+                     bump_generation: bool) -> tuple[Provider, list[Op]]:
+    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and its membership
+    items: 1 + one per aggregate added or removed."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "aggregates": aggregates, "version": read.version + 1,
+                          "generation": read.generation + (1 if bump_generation else 0)})
+    return written, [provider_put(table, written, condition, values),
+                     *aggregate_member_changes(table, read.uuid, read.aggregates, aggregates)]
+
+
+# --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------
+
+
+def rename_class(table: str, name: str, new_name: str) -> list[Op]:
+    """A custom class nothing holds (`refs` = 0) under a new, free name: 2 items."""
+    return [
+        Op(OLD_CLASS, {"Delete": {"TableName": table, "Key": class_key(name),
+                                  "ConditionExpression": "attribute_exists(pk) AND refs = :zero",
+                                  "ExpressionAttributeValues": {":zero": {"N": "0"}}}}),
+        Op(NEW_CLASS, {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(pk)",
+                               "Item": to_item({"pk": "PLRC", "sk": new_name, "refs": 0, "createdAt": now()})}}),
+    ]

@@ -13,8 +13,9 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.placement import errors, items, reshape, rules, traits
+from chalicelib.placement import errors, items, reshape, rules, traits, trees
 from chalicelib.placement.classes import is_custom, is_standard
+from chalicelib.placement.list_filters import MemberOf, has_room, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
@@ -28,6 +29,7 @@ T = TypeVar("T")
 # Placement's `allocation_conflict_retry_count` is 10; we allow more because a DynamoDB race is
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
+TREE_READS = 3  # reads of a tree's index while its counters promise providers it does not list yet
 
 # A reshape reads its consumers (one BatchGet per 100) this many at a time.
 RESHAPE_READERS = 4
@@ -74,20 +76,39 @@ class PlacementService:
 
     # --- resource providers --------------------------------------------------------------------
 
-    def create_provider(self, name: str, uuid: str | None) -> Provider:
-        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us())
+    def create_provider(self, name: str, uuid: str | None, parent_uuid: str | None = None) -> Provider:
+        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us(),
+                            parent_uuid=parent_uuid)
+
+        def refused(reason: str) -> errors.PlacementError:
+            return errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
+                                  f"Object action create failed because: {reason}")
+
         if not name:  # as Placement (its schema allows "", its object refuses it)
-            raise errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
-                                 "Object action create failed because: name is required")
-        try:
-            self.store.create_provider(provider)
-        except ConditionFailed as failed:
-            # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
-            # transaction on the same keys, where the other one won, reads as the uuid taken).
-            taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
-                else f"uuid: {provider.uuid}"
-            raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
-        return provider
+            raise refused("name is required")
+
+        def attempt() -> Provider:
+            created = provider
+            if parent_uuid is not None:
+                parent = None if parent_uuid == provider.uuid else self.store.provider(parent_uuid)
+                problem = trees.create_parent_problem(provider.uuid, parent_uuid, parent)
+                if problem:
+                    raise refused(problem)
+                assert parent is not None
+                created = Provider(**{**provider.__dict__, "root_uuid": parent.root})
+            try:
+                self.store.create_provider(created)
+            except ConditionFailed as failed:
+                if items.PROVIDER not in failed and items.NAME_CLAIM not in failed:
+                    raise  # the parent was deleted, moved to another tree or written meanwhile: again
+                # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
+                # transaction on the same keys, where the other one won, reads as the uuid taken).
+                taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
+                    else f"uuid: {provider.uuid}"
+                raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
+            return created
+
+        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider's parent changed; retry."))
 
     def provider(self, uuid: str, missing: str | None = None) -> Provider:
         """The provider, or ProviderNotFound with `missing` as its detail (Placement's texts differ by route)."""
@@ -96,28 +117,90 @@ class PlacementService:
             raise errors.ProviderNotFound(missing) if missing is not None else _no_provider(uuid)
         return provider
 
-    def list_providers(self, name: str | None, uuid: str | None) -> list[Provider]:
+    def list_providers(self, name: str | None, uuid: str | None, *, in_tree: str | None = None,
+                       member_of: MemberOf | None = None, resources: dict[str, int] | None = None) -> list[Provider]:
+        """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
+        claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate."""
+        root: str | None = None
+        if in_tree is not None:
+            anchor = self.store.provider(in_tree)
+            if anchor is None:
+                return []  # as Placement: an unknown provider's tree is empty
+            root = anchor.root
+        any_of = narrowest(member_of.required) if member_of else None
         if uuid is not None:
             found = [p for p in [self.store.provider(uuid)] if p is not None]
         elif name is not None:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
+        elif root is not None:
+            found = self.tree(root)
+        elif any_of is not None:
+            members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
+            if not members:
+                return []  # as Placement: no member, no answer (before the classes are checked)
+            found = [p for p in self.store.providers(members).values() if p is not None]
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
-            found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
-        return [p for p in found if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)]
+        if resources:
+            unknown = self._unknown_classes(sorted(resources))
+            if unknown:
+                raise unknown_class(unknown[0])
+        found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
+        return [p for p in found
+                if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
+                and (root is None or p.root == root)
+                and (not member_of or member_of.matches(p.aggregates))
+                and (not resources or has_room(p, resources))]
 
-    def rename_provider(self, uuid: str, name: str) -> Provider:
+    def tree(self, root: str) -> list[Provider]:
+        """The providers of one tree. The index is read again (a few times) while the tree's `children`
+        counters promise providers it does not list yet (it lags a write by milliseconds)."""
+        members: list[Provider] = []
+        for n in range(TREE_READS):
+            members = self.store.tree(root)
+            try:
+                trees.descendants(members, root)
+                return members
+            except trees.SubtreeIncomplete:
+                pause_before_retry(n)
+        return members
+
+    def update_provider(self, uuid: str, name: str, *, parent_given: bool = False, parent_uuid: str | None = None,
+                        features: Features | None = None) -> Provider:
+        """A rename, and from 1.14 a new parent (1.37: another one, or none): the provider, its old and new
+        parent's counters and its descendants (root rewritten, or checked) in one transaction."""
+        reparenting = features.reparenting if features is not None else False
+
         def attempt() -> Provider:
             read = self._unfenced(self.provider(uuid))
             try:
-                renamed = self.store.rename_provider(read, name)
+                if not parent_given or parent_uuid == read.parent_uuid:
+                    written = self.store.rename_provider(read, name)
+                else:
+                    written = self._move(read, name, parent_uuid, reparenting)
             except ConditionFailed as failed:
                 if items.NAME_CLAIM in failed:
                     raise errors.DuplicateName(f"Conflicting resource provider {name} already exists.") from None
                 raise
-            return Provider(**{**renamed.__dict__, "version": read.version})
+            return Provider(**{**written.__dict__, "version": read.version})
 
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+
+    def _move(self, read: Provider, name: str, parent_uuid: str | None, reparenting: bool) -> Provider:
+        parent = None
+        if parent_uuid is not None:
+            parent = read if parent_uuid == read.uuid else self.store.provider(parent_uuid)
+            if parent is None:
+                raise trees.parent_missing_on_update(read.uuid)
+        try:
+            subtree = trees.descendants(self.store.tree(read.root), read.uuid)
+        except trees.SubtreeIncomplete:
+            raise ConditionFailed(("tree_index",)) from None  # the index lags: read again
+        move = trees.decide_move(read, parent, parent_uuid, subtree, reparenting=reparenting)
+        return self.store.update_provider(read, name, move.parent_uuid, move.root, move.descendants)
+
+    def rename_provider(self, uuid: str, name: str) -> Provider:
+        return self.update_provider(uuid, name)
 
     def delete_provider(self, uuid: str) -> None:
         def attempt() -> None:
@@ -125,12 +208,36 @@ class PlacementService:
             if read is None:
                 raise errors.ProviderNotFound(f"No resource provider with uuid {uuid} found for delete")
             self._unfenced(read)
+            if read.children:
+                raise errors.ProviderHasChildren(
+                    f"Unable to delete parent resource provider {uuid}: It has child resource providers.")
             if read.usages:
                 raise errors.ProviderInUse(
                     f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
             self.store.delete_provider(read)
 
         self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+
+    # --- aggregates ----------------------------------------------------------------------------
+
+    def set_aggregates(self, uuid: str, aggregates: list[str], generation: int | None,
+                       features: Features) -> Provider:
+        """PUT /resource_providers/{uuid}/aggregates: from 1.19 checked against and bumping the generation."""
+        if len(set(aggregates)) > items.MAX_AGGREGATES:
+            raise errors.TooLarge(f"A resource provider is a member of at most {items.MAX_AGGREGATES} aggregates "
+                                  "in this service (each is an index item written with it).")
+
+        def attempt() -> Provider:
+            read = self.provider(uuid)
+            if features.aggregate_generations and read.generation != generation:
+                raise errors.ProviderGenerationConflict(
+                    "Resource provider's generation already changed. Please update the generation and try again.")
+            return self.store.write_aggregates(read, frozenset(aggregates),
+                                               bump_generation=features.aggregate_generations)
+
+        return retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "Update conflict: Another thread concurrently updated the resource provider data. "
+            "Please retry your update"))
 
     # --- inventories ---------------------------------------------------------------------------
 
@@ -330,6 +437,34 @@ class PlacementService:
     def create_class(self, name: str) -> bool:
         """True when created, False when it already existed."""
         return self.store.create_class(name)
+
+    def rename_class(self, name: str, new_name: str) -> None:
+        """PUT /resource_classes/{name} at 1.2-1.6. Placement renames the class in place and every inventory and
+        allocation of it follows (they hold its id). Here they hold its name, on every provider, consumer and
+        usage item: a class in use (`refs` > 0: held in an inventory or by a fleet object) is refused with 409
+        rather than rewritten across an unbounded number of items (docs/placement.md)."""
+        if is_standard(name):
+            raise errors.Invalid(f"Cannot update standard resource class {name}")
+
+        def attempt() -> None:
+            item = self.store.custom_class(name) if is_custom(name) else None
+            if item is None:
+                raise errors.NotFound(f"No such resource class {name}.")
+            if new_name == name:
+                return
+            if int(item.get("refs", 0)):
+                raise errors.ClassRenameRefused(
+                    f"Cannot rename resource class {name}: it is in use (in inventories or fleet pools). This "
+                    "service renames only classes nothing holds; remove its inventories first, or create "
+                    f"{new_name} and move them.")
+            try:
+                self.store.rename_class(name, new_name)
+            except ConditionFailed as failed:
+                if items.NEW_CLASS in failed:
+                    raise errors.ResourceClassExists(f"Resource class already exists: {new_name}") from None
+                raise
+
+        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource class changed; retry."))
 
     def delete_class(self, name: str) -> None:
         if is_standard(name):

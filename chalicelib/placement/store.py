@@ -11,6 +11,7 @@
 | usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
 | usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
 | custom resource class             | PLRC                   | <name>          |
+| aggregate membership              | PLAGG#<aggregate>      | <provider uuid> |
 | custom trait (refs: its holders)   | PLTRAIT                | <name>          |
 | sharing provider index             | PLSHARE                | <uuid>          |
 
@@ -165,6 +166,25 @@ class PlacementStore:
             ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}},
         )
         return [uuid_of_sort_key(i["gsi1sk"]) for i in items]
+
+    def tree(self, root: str) -> list[Provider]:
+        """The providers of one tree: a Query of gsi1 with `begins_with(gsi1sk, <root>)` (roots' sort keys are
+        their uuids, members' `<root>#<uuid>`) and a consistent BatchGet of what it lists; those the
+        consistent read shows elsewhere (the index lagging a move) are left out. Read units: one Query page
+        per ~4,000 keys of the tree, plus the tree's items."""
+        items = self._query(
+            IndexName="gsi1", ConsistentRead=False,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :root)",
+            ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
+        )
+        found = self.providers([uuid_of_sort_key(i["gsi1sk"]) for i in items])
+        return [p for p in found.values() if p is not None and p.root == root]
+
+    def aggregate_members(self, aggregate: str) -> set[str]:
+        """The providers of one aggregate: one consistent Query of its `PLAGG#<aggregate>` partition."""
+        items = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": f"PLAGG#{aggregate}"}})
+        return {i["sk"] for i in items}
 
     def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
         """The provider item and its consumers' allocation items: one consistent Query of its partition. A provider
@@ -339,6 +359,19 @@ class PlacementStore:
         self._transact(ops)
         return renamed
 
+    def update_provider(self, read: Provider, name: str, parent_uuid: str | None, root: str,
+                        descendants: tuple[Provider, ...]) -> Provider:
+        """Rename and/or move; ConditionFailed names `provider`, `name_claim`, `parent` (the new parent gone or
+        moved to another tree), `old_parent` or a `descendant:<uuid>` (changed since read)."""
+        written, ops = items.update_provider(self._table, read, name, parent_uuid, root, descendants)
+        self._transact(ops)
+        return written
+
+    def write_aggregates(self, read: Provider, aggregates: frozenset[str], *, bump_generation: bool) -> Provider:
+        written, ops = items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation)
+        self._transact(ops)
+        return written
+
     def delete_provider(self, read: Provider) -> None:
         self._transact(items.delete_provider(self._table, read))
 
@@ -456,6 +489,10 @@ class PlacementStore:
         """False when the class exists already."""
         return put_if(self._client, self._table,
                       to_item({"pk": "PLRC", "sk": name, "refs": 0, "createdAt": now()}), "attribute_not_exists(pk)")
+
+    def rename_class(self, name: str, new_name: str) -> None:
+        """ConditionFailed names `old_class` (gone, or held since read) or `new_class` (the name is taken)."""
+        self._transact(items.rename_class(self._table, name, new_name))
 
     def delete_class(self, name: str) -> bool:
         """False when the class is missing or still held in an inventory."""
