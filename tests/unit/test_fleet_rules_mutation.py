@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from chalicelib.fleet.models import (
     FleetDocument,
     FleetObject,
     FleetState,
+    actual_pool,
     as_document,
+    custom_classes_used,
     doc_objects,
     empty_state,
     expected_classes,
@@ -172,6 +175,28 @@ def test_with_fields_changes_only_the_named_fields():
     changed = obj.with_fields(description="y")
     assert changed == FleetObject("flavors", "i", "f", {"pool": "p", "description": "y"}, archived=True)
     assert obj.fields["description"] == "x"
+
+
+def test_a_pool_as_it_exists_has_its_providers_totals_as_capacity():
+    recorded = FleetObject("pools", "i", "gpu", {"owner": "a", "capacity": {"VCPU": 64, "MEMORY_MB": 8}})
+    assert actual_pool(recorded, None) is recorded  # the provider is gone: as recorded
+    changed = actual_pool(recorded, {"VCPU": (48, 48), "DISK_GB": (10, 0)})  # reserved is not capacity
+    assert changed == recorded.with_fields(capacity={"DISK_GB": 10, "VCPU": 48})
+    assert list(changed.fields["capacity"]) == ["DISK_GB", "VCPU"]  # in class order, as export writes it
+    assert actual_pool(recorded, {}).fields["capacity"] == {}
+
+
+@pytest.mark.parametrize(("obj", "used"), [
+    (None, set()),
+    (FleetObject("ownerQuotas", "q", None, {"limits": {"CUSTOM_A": 1, "VCPU": 2}}), {"CUSTOM_A"}),
+    (FleetObject("offers", "o", "o", {"limits": {"CUSTOM_B": 1, "CUSTOM_A": 0}}), {"CUSTOM_A", "CUSTOM_B"}),
+    (FleetObject("flavors", "f", "f", {"resources": {"CUSTOM_C": 1, "custom_d": 1}}), {"CUSTOM_C"}),
+    (FleetObject("flavors", "f", "f", {"resources": {}}), set()),
+    (FleetObject("pools", "p", "p", {"capacity": {"CUSTOM_E": 1}}), set()),  # its provider's inventory holds it
+    (FleetObject("providerAccounts", "a", "a", {}), set()),
+])
+def test_the_custom_classes_a_quota_offer_or_flavor_uses(obj, used):
+    assert custom_classes_used(obj) == used
 
 
 # --- the state ---------------------------------------------------------------------------------------------
@@ -533,6 +558,37 @@ def test_a_document_naming_an_archived_flavor_is_a_blocked_update():
                                 "fields": [], "before": flavor(), "after": flavor(), "blocked": "archived"}]
     assert planned.blocked == [{"kind": "flavors", "name": "f", "reason": "archived", "field": "name"}]
     assert planned.calls == []
+
+
+def test_what_apply_would_refuse_of_an_update_is_blocked_in_the_plan():
+    # Issue 14 items 12 and 16: plan marks blocked whatever the module method would refuse.
+    state = applied(BASE)
+    archived = call(state, "pools.archive", {"id": POOL_ID})
+    held = doc(providerAccounts=[account()], pools=[pool()], ownerQuotas=[quota(limits={"VCPU": 3})],
+               offers=[offer(limits={"VCPU": 1})], flavors=[flavor(resources={"VCPU": 2})])
+    planned = rules.plan(archived, held, False)
+    assert planned.blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "archived", "field": "name"},
+        {"kind": "ownerQuotas", "name": "team-b@gpu", "reason": "archived", "field": "pool"},
+        {"kind": "offers", "name": "o", "reason": "archived", "field": "pool"},
+        {"kind": "flavors", "name": "f", "reason": "archived", "field": "pool"},
+    ] and planned.calls == []
+    assert rules.plan(state, held, False).blocked == []  # the same changes to an active pool's objects
+    assert rules.plan(archived, BASE, False).blocked == [  # unchanged objects of an archived pool stay
+        {"kind": "pools", "name": "gpu", "reason": "archived", "field": "name"}]
+
+    to_offered = doc(providerAccounts=[account()], pools=[pool(owner="team-b")])  # offer "o" is to team-b
+    assert rules.plan(state, to_offered, False).blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "offer_to_owner", "field": "owner"}]
+    assert rules.plan(state, doc(providerAccounts=[account()], pools=[pool(owner="team-c")]), False).blocked == []
+
+    allocated = replace(state, allocated={POOL_ID: frozenset({"VCPU"})})
+    dropped = doc(providerAccounts=[account()], pools=[pool(capacity={"MEMORY_MB": 8})])
+    assert rules.plan(allocated, dropped, False).blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "in_use", "field": "capacity"}]
+    assert rules.plan(state, dropped, False).blocked == []
+    kept = doc(providerAccounts=[account()], pools=[pool(capacity={"VCPU": 4, "MEMORY_MB": 8})])
+    assert rules.plan(allocated, kept, False).blocked == []
 
 
 def test_a_quota_on_an_unknown_pool_has_no_id():
