@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet import rules
@@ -21,6 +22,7 @@ from chalicelib.fleet.models import (
     FleetDocument,
     FleetObject,
     FleetState,
+    ObjectName,
     actual_pool,
     as_document,
     custom_classes_used,
@@ -589,6 +591,42 @@ def test_what_apply_would_refuse_of_an_update_is_blocked_in_the_plan():
     assert rules.plan(state, dropped, False).blocked == []
     kept = doc(providerAccounts=[account()], pools=[pool(capacity={"VCPU": 4, "MEMORY_MB": 8})])
     assert rules.plan(allocated, kept, False).blocked == []
+
+
+def test_prune_keeps_the_account_a_blocked_pool_still_uses():
+    # Issue 14 item 19: the pool stays as it is (its class cannot change), so its account stays too.
+    state = applied(doc(providerAccounts=[account()], pools=[pool()]))
+    moved = doc(providerAccounts=[account("other")], pools=[pool(account="other", cls="fast")])
+    planned = rules.plan(state, moved, True)
+    assert planned.blocked == [{"kind": "pools", "name": "gpu", "reason": "immutable_field", "field": "class"}]
+    assert planned.calls == [{"method": "compute.providerAccounts.create", "input": account("other")}]
+    unblocked = rules.plan(state, doc(providerAccounts=[account("other")], pools=[pool(account="other")]), True)
+    assert unblocked.calls[-1] == {"method": "compute.providerAccounts.delete", "input": {"id": ACCOUNT_ID}}
+
+
+ID_SHAPED = "0b6e7c4e-0000-4000-8000-000000000001"  # no object has this id
+
+
+@pytest.mark.parametrize("listed", [
+    {"providerAccounts": [account(ID_SHAPED)]},
+    {"providerAccounts": [account()], "pools": [pool(ID_SHAPED)]},
+    {"providerAccounts": [account()], "pools": [pool()], "offers": [offer(ID_SHAPED)]},
+])
+def test_a_create_named_like_an_id_is_blocked(listed):
+    # Issue 14 item 17: the document names a nameless object by its id; a create would take it as a name.
+    [kind] = [k for k, items in listed.items() if items[-1]["name"] == ID_SHAPED]
+    planned = rules.plan(empty_state(TENANT, SITES), doc(**listed), False)
+    assert planned.blocked == [{"kind": kind, "name": ID_SHAPED, "reason": "name_is_an_id", "field": "name"}]
+
+
+def test_a_name_like_an_id_is_refused_by_the_name_type_which_says_why():
+    with pytest.raises(InvalidInput) as refused:
+        call(empty_state(TENANT, SITES), "providerAccounts.create", account(ID_SHAPED))
+    assert refused.value.field == "/name"
+    with pytest.raises(ValidationError) as invalid:
+        TypeAdapter(ObjectName).validate_python(ID_SHAPED)
+    assert [e["msg"] for e in invalid.value.errors()] == ["Value error, a name may not have the form of an id"]
+    assert TypeAdapter(ObjectName).validate_python("gpu") == "gpu"
 
 
 def test_a_quota_on_an_unknown_pool_has_no_id():

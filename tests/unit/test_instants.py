@@ -1,12 +1,12 @@
 """Timestamps compared as exact instants."""
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chalicelib.contract.instants import InvalidInstant, parse_instant
+from chalicelib.contract.instants import InvalidInstant, days_from_epoch, parse_instant
 
 
 @pytest.mark.parametrize(
@@ -66,3 +66,12 @@ def test_offsets_name_the_same_instant(moment, offset_minutes):
     hh, mm = divmod(abs(offset_minutes), 60)
     local_text = local.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{hh:02d}:{mm:02d}"
     assert parse_instant(utc_text) == parse_instant(local_text)
+
+
+@pytest.mark.parametrize("year", [0, 1, 399, 400, 401, 800, 1000, 1600, 1900, 1970, 2000, 2024, 2100, 2400, 9999])
+@pytest.mark.parametrize(("month", "day"), [(1, 1), (2, 28), (3, 1), (12, 31)])
+def test_days_from_epoch_counts_proleptic_gregorian_days(year, month, day):
+    if year == 0:  # datetime starts at year 1; year 0 is a leap year 366 days before it
+        assert days_from_epoch(0, month, day) == days_from_epoch(1, month, day) - (365 if month > 2 else 366)
+        return
+    assert days_from_epoch(year, month, day) == date(year, month, day).toordinal() - date(1970, 1, 1).toordinal()
