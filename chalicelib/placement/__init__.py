@@ -1,1 +1,1 @@
-"""Placement-compatible API (OpenStack Placement 16.0.0, microversions 1.0-1.28) on DynamoDB."""
+"""Placement-compatible API (OpenStack Placement 16.0.0, microversions 1.0-1.39) on DynamoDB."""

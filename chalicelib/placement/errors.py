@@ -15,7 +15,10 @@ INVENTORY_INUSE = "placement.inventory.inuse"
 DUPLICATE_NAME = "placement.duplicate_name"
 PROVIDER_IN_USE = "placement.resource_provider.inuse"
 PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
+PROVIDER_CANNOT_DELETE_PARENT = "placement.resource_provider.cannot_delete_parent"
 QUERY_BAD_VALUE = "placement.query.bad_value"
+QUERY_MISSING_VALUE = "placement.query.missing_value"
+QUERY_DUPLICATE_KEY = "placement.query.duplicate_key"
 
 
 class PlacementError(Exception):
@@ -106,9 +109,35 @@ class ProviderInUse(Conflict):
     code = PROVIDER_IN_USE
 
 
+class ProviderHasChildren(Conflict):
+    """A parent is not deleted while it has child providers."""
+
+    code = PROVIDER_CANNOT_DELETE_PARENT
+
+
+class ClassRenameRefused(Conflict):
+    """A custom class held in inventories (or by fleet objects) is not renamed: see docs/placement.md."""
+
+
 class ResourceClassExists(Conflict):
     pass
 
 
 class ResourceClassInUse(Conflict):
     pass
+
+
+class TraitNotFound(NotFound):
+    pass
+
+
+class UnknownTrait(Invalid):
+    """A provider's traits or a `required` filter name a trait that does not exist (400, as upstream)."""
+
+
+class StandardTrait(Invalid):
+    """A standard trait cannot be deleted."""
+
+
+class TraitInUse(Conflict):
+    """A custom trait some provider holds cannot be deleted."""

@@ -7,10 +7,15 @@ Each builder states the invariants other packages rely on, so no caller can leav
   apply planned before the write is CONFIG_DRIFT). The link is an attribute of the provider item that
   only its writer of record sets and Placement's API cannot change: a rename keeps it.
 - a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
-- a custom class held in an inventory is counted on the class item (a class in use is not deleted).
+- a custom class held in an inventory is counted on the class item (a class in use is not deleted);
+- every class a provider holds in its inventories has a `PLRCX#<class>` / `<provider uuid>` item (the
+  resource-class index allocation candidates start from), written and deleted with the inventory write
+  that adds or removes the class (`class_index_updates`).
+- a custom trait held by a provider is counted on its `PLTRAIT` item (a trait in use is not deleted), and a
+  provider holding MISC_SHARES_VIA_AGGREGATE has a `PLSHARE` index item (sharing providers by one Query).
 
 Operations are named after the invariant their condition states (`provider`, `name_claim`,
-`class_ref:<name>`, `linked_version`), so a cancellation says which one failed.
+`class_ref:<name>`, `trait_ref:<name>`, `sharing`, `linked_version`), so a cancellation says which one failed.
 """
 
 from __future__ import annotations
@@ -33,6 +38,27 @@ NAME_CLAIM = "name_claim"
 OLD_NAME_CLAIM = "old_name_claim"
 LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
+CLASS_INDEX = "class_index:"
+CLASS_INDEX_PREFIX = "PLRCX#"
+PARENT = "parent"  # the parent's `children` counter, moved with its child's create, delete or move
+OLD_PARENT = "old_parent"
+DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten, or checked unchanged)
+AGGREGATE_MEMBER = "aggregate_member:"  # a `PLAGG#<aggregate>` membership item
+OLD_CLASS = "old_class"  # a renamed custom class: it exists and nothing holds it
+NEW_CLASS = "new_class"  # the name a class is renamed to: free
+TRAIT_REF = "trait_ref:"
+SHARING = "sharing"
+
+# Custom traits: one registry item each, counting the providers that hold it (`refs`). Sharing providers
+# (those holding MISC_SHARES_VIA_AGGREGATE): one index item each, so the candidates read them by one Query.
+TRAIT_PK = "PLTRAIT"
+SHARING_PK = "PLSHARE"
+SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
+# A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
+# custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
+MAX_CUSTOM_TRAITS = 64
+# A provider is a member of at most this many aggregates (each is one `PLAGG#` item its delete removes).
+MAX_AGGREGATES = 32
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -51,12 +77,38 @@ def consumer_key(uuid: str) -> dict[str, Any]:
     return key(f"PLCONS#{uuid}")
 
 
-def usage_key(project: str, user: str | None) -> dict[str, Any]:
-    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
+def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
+    """A usage counter's sk in its project's partition: `-` (the project), `USER#<user>`, and per consumer
+    type (1.38) `T#<type>` and `UT#<user>#<type>`. A type has no `#` (^[A-Z0-9_]+$ or `unknown`), so the
+    last `#` of a `UT#` key ends the user, and `begins_with(sk, "T#")` lists exactly the project's types."""
+    if consumer_type is None:
+        return f"USER#{user}" if user is not None else "-"
+    return f"UT#{user}#{consumer_type}" if user is not None else f"T#{consumer_type}"
+
+
+def usage_key(project: str, user: str | None, consumer_type: str | None = None) -> dict[str, Any]:
+    return key(f"PLUSAGE#{project}", usage_sort_key(user, consumer_type))
 
 
 def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
+
+
+def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
+    return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
+
+
+def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
+    """`PLAGG#<aggregate>` / `<provider>`: one Query of the partition lists an aggregate's members."""
+    return key(f"PLAGG#{aggregate}", provider_uuid)
+
+
+def trait_key(name: str) -> dict[str, Any]:
+    return key(TRAIT_PK, name)
+
+
+def sharing_key(uuid: str) -> dict[str, Any]:
+    return key(SHARING_PK, uuid)
 
 
 def tree_sort_key(provider: Provider) -> str:
@@ -93,8 +145,20 @@ def unchanged(version: int) -> tuple[str, dict[str, Any]]:
     return "version = :read", {":read": {"N": str(version)}}
 
 
-def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None) -> Op:
-    """The whole provider item (its link included), written under `condition`."""
+CREATE = "attribute_not_exists(pk)"
+
+
+def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None, *,
+                 fenced_by: str | None = None) -> Op:
+    """The whole provider item (its link included), written under `condition`, and only while no reshape fences
+    the provider (docs/decisions/0041-reshaper-protocol.md); `fenced_by`: the reshape's own final write, which
+    needs its fence. The item is written without a fence either way."""
+    if fenced_by is None:
+        if condition != CREATE:  # a new item has no fence to check
+            condition = f"({condition}) AND attribute_not_exists(fence)"
+    else:
+        condition = f"({condition}) AND fence = :fence"
+        values = {**(values or {}), ":fence": {"S": fenced_by}}
     item = to_item({
         "pk": f"PLRP#{provider.uuid}", "sk": "-",
         "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
@@ -141,6 +205,62 @@ def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Invent
     return deltas
 
 
+def class_index_updates(table: str, uuid: str, before: Mapping[str, Inventory],
+                        after: Mapping[str, Inventory]) -> list[Op]:
+    """The resource-class index items of a provider whose inventory classes go from `before` to `after`: one
+    put per class added, one delete per class removed (unconditional: they are projections of the provider
+    put or delete in the same transaction, which carries the condition)."""
+    ops = [Op(f"{CLASS_INDEX}{rc}", {"Put": {"TableName": table, "Item": to_item({
+        "pk": f"{CLASS_INDEX_PREFIX}{rc}", "sk": uuid, "kind": "placement-class-index"})}})
+        for rc in sorted(after) if rc not in before]
+    ops += [Op(f"{CLASS_INDEX}{rc}", {"Delete": {"TableName": table, "Key": class_index_key(rc, uuid)}})
+            for rc in sorted(before) if rc not in after]
+    return ops
+def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
+    """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
+    deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
+    deltas.update({name: -1 for name in before - after if name.startswith(CUSTOM_PREFIX)})
+    return deltas
+
+
+def trait_ref_updates(table: str, deltas: Mapping[str, int]) -> list[Op]:
+    """Reference counts of custom traits held by providers (a trait in use cannot be deleted); the trait must
+    exist, so a trait deleted since the decision read cancels the write."""
+    return [Op(f"{TRAIT_REF}{name}", {"Update": {
+        "TableName": table, "Key": trait_key(name),
+        "UpdateExpression": "ADD refs :d",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":d": {"N": str(delta)}},
+    }}) for name, delta in sorted(deltas.items()) if delta]
+
+
+def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozenset[str]) -> list[Op]:
+    """The provider's sharing index item, put when it gains MISC_SHARES_VIA_AGGREGATE, deleted when it loses it."""
+    had, has = SHARES_VIA_AGGREGATE in before, SHARES_VIA_AGGREGATE in after
+    if has and not had:
+        return [Op(SHARING, {"Put": {"TableName": table, "Item": to_item({"pk": SHARING_PK, "sk": uuid})}})]
+    if had and not has:
+        return [Op(SHARING, {"Delete": {"TableName": table, "Key": sharing_key(uuid)}})]
+    return []
+
+
+def custom_trait_item(name: str) -> dict[str, Any]:
+    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`)."""
+    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now()})
+
+
+def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
+    """The provider with these traits (generation +1), unchanged since read, with +-1 on each custom trait's
+    refs and its sharing index item: 1 + (custom traits added or removed) + (0 or 1) items. Allocation writes
+    are conditioned on `invVersion`, which this leaves alone, so they do not conflict with it."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "traits": traits, "generation": read.generation + 1,
+                          "version": read.version + 1})
+    return written, [provider_put(table, written, condition, values),
+                     *trait_ref_updates(table, trait_ref_deltas(read.traits, traits)),
+                     *sharing_index(table, read.uuid, read.traits, traits)]
+
+
 def linked_version_bump(table: str, provider: Provider) -> list[Op]:
     """Moves the counter the provider is linked to ([] for a provider linked to none)."""
     if provider.linked_version is None:
@@ -152,10 +272,15 @@ def linked_version_bump(table: str, provider: Provider) -> list[Op]:
 
 
 def create_provider(table: str, provider: Provider) -> list[Op]:
-    """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free."""
+    """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free; a child's parent
+    (`parent`) must exist and still be in the tree the child is written into (its counter moves)."""
+    parent = ([children_change(table, PARENT, provider.parent_uuid, +1, root=provider.root)]
+              if provider.parent_uuid is not None else [])
     return [provider_put(table, provider, "attribute_not_exists(pk)"),
             name_claim(table, provider.name, provider.uuid),
-            *class_ref_updates(table, class_ref_deltas({}, provider.inventories))]
+            *parent,
+            *class_ref_updates(table, class_ref_deltas({}, provider.inventories)),
+            *class_index_updates(table, provider.uuid, {}, provider.inventories)]
 
 
 def rename_provider(table: str, read: Provider, name: str) -> tuple[Provider, list[Op]]:
@@ -175,14 +300,127 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
                           "version": read.version + 1, "inventory_version": read.inventory_version + 1})
     return written, [provider_put(table, written, condition, values),
                      *class_ref_updates(table, class_ref_deltas(read.inventories, inventories)),
+                     *class_index_updates(table, read.uuid, read.inventories, inventories),
                      *linked_version_bump(table, read)]
 
 
 def delete_provider(table: str, read: Provider) -> list[Op]:
-    """The provider, unchanged since read, and its name claim go; moves its linked version."""
+    """The provider, unchanged since read and without children, and its name claim go; its parent's
+    counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
+    parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
+    holding more than ~95 of those together is TooLarge to delete until some are removed (docs/placement.md)."""
     condition, values = unchanged(read.version)
+    condition += " AND (attribute_not_exists(#children) OR #children = :zero)"
+    values = {**values, ":zero": {"N": "0"}}
+    parent = [children_change(table, PARENT, read.parent_uuid, -1)] if read.parent_uuid is not None else []
     return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
-                                     "ConditionExpression": condition, "ExpressionAttributeValues": values}}),
+                                     "ConditionExpression": f"{condition} AND attribute_not_exists(fence)",
+                                     "ExpressionAttributeValues": values,
+                                     "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
+            *parent,
+            *aggregate_member_changes(table, read.uuid, read.aggregates, frozenset()),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *class_index_updates(table, read.uuid, read.inventories, {}),
+            *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
+            *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]
+
+
+# --- nested providers (1.14, 1.37) -----------------------------------------------------------------
+
+
+def children_change(table: str, name: str, parent_uuid: str, delta: int, *, root: str | None = None) -> Op:
+    """The parent's `children` counter moved by `delta`, and its `version` with it, so a write decided from an
+    older read of the parent (a delete, a move, a put of the whole item) fails; with `root`, the parent must
+    still be in that tree (a child is never written into a tree its parent has left)."""
+    condition = "attribute_exists(pk)"
+    values: dict[str, Any] = {":d": {"N": str(delta)}, ":one": {"N": "1"}}
+    names: dict[str, str] = {"#children": "children"}
+    if root is not None:
+        condition += " AND (#root = :root OR attribute_not_exists(#root))"
+        values[":root"] = {"S": root}
+        names["#root"] = "root"
+    return Op(name, {"Update": {
+        "TableName": table, "Key": provider_key(parent_uuid),
+        "UpdateExpression": "ADD #children :d, version :one",
+        "ConditionExpression": condition, "ExpressionAttributeValues": values, "ExpressionAttributeNames": names,
+    }})
+
+
+def _descendant_op(table: str, descendant: Provider, root: str) -> Op:
+    """A moved provider's descendant: its root (and gsi1sk) rewritten when the tree changes, else checked
+    unchanged, so no concurrent move can hang the new parent below the moved provider (a cycle)."""
+    condition, values = unchanged(descendant.version)
+    if descendant.root == root:
+        return Op(f"{DESCENDANT}{descendant.uuid}", {"ConditionCheck": {
+            "TableName": table, "Key": provider_key(descendant.uuid),
+            "ConditionExpression": condition, "ExpressionAttributeValues": values}})
+    moved = Provider(**{**descendant.__dict__, "root_uuid": root})
+    return Op(f"{DESCENDANT}{descendant.uuid}", {"Update": {
+        "TableName": table, "Key": provider_key(descendant.uuid),
+        "UpdateExpression": "SET #root = :root, gsi1sk = :sk, version = version + :one, updatedAt = :now",
+        "ConditionExpression": condition, "ExpressionAttributeNames": {"#root": "root"},
+        "ExpressionAttributeValues": {**values, ":root": {"S": root}, ":sk": {"S": tree_sort_key(moved)},
+                                      ":one": {"N": "1"}, ":now": {"N": str(now())}},
+    }})
+
+
+def update_provider(table: str, read: Provider, name: str, parent_uuid: str | None, root: str,
+                    descendants: tuple[Provider, ...] | list[Provider] = ()) -> tuple[Provider, list[Op]]:
+    """The provider renamed and/or under another parent (None: a root) in tree `root`, unchanged since read:
+    the rename's items, the old parent's and the new parent's counters, and each descendant (its root
+    rewritten or its version checked). 1 (+2 with a new name) + 1 per parent changed + 1 per descendant."""
+    renamed, ops = rename_provider(table, read, name)
+    if parent_uuid == read.parent_uuid:
+        return renamed, ops
+    moved = Provider(**{**renamed.__dict__, "parent_uuid": parent_uuid,
+                        "root_uuid": "" if root == read.uuid else root})
+    condition, values = unchanged(read.version)
+    ops[0] = provider_put(table, moved, condition, values)
+    if read.parent_uuid is not None:
+        ops.append(children_change(table, OLD_PARENT, read.parent_uuid, -1))
+    if parent_uuid is not None:
+        ops.append(children_change(table, PARENT, parent_uuid, +1, root=root))
+    ops.extend(_descendant_op(table, d, root) for d in descendants)
+    return moved, ops
+
+
+# --- aggregates (1.1, 1.19) ------------------------------------------------------------------------
+
+
+def aggregate_member_changes(table: str, provider_uuid: str, before: frozenset[str],
+                             after: frozenset[str]) -> list[Op]:
+    """The `PLAGG#<aggregate>` items of the aggregates added (Put) and removed (Delete)."""
+    ops = [Op(f"{AGGREGATE_MEMBER}{agg}", {"Put": {"TableName": table, "Item": to_item({
+        "pk": f"PLAGG#{agg}", "sk": provider_uuid, "kind": "placement-aggregate-member"})}})
+        for agg in sorted(after - before)]
+    ops += [Op(f"{AGGREGATE_MEMBER}{agg}", {"Delete": {"TableName": table,
+                                                       "Key": aggregate_member_key(agg, provider_uuid)}})
+            for agg in sorted(before - after)]
+    return ops
+
+
+def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
+                     bump_generation: bool) -> tuple[Provider, list[Op]]:
+    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and its membership
+    items: 1 + one per aggregate added or removed."""
+    condition, values = unchanged(read.version)
+    written = Provider(**{**read.__dict__, "aggregates": aggregates, "version": read.version + 1,
+                          "generation": read.generation + (1 if bump_generation else 0)})
+    return written, [provider_put(table, written, condition, values),
+                     *aggregate_member_changes(table, read.uuid, read.aggregates, aggregates)]
+
+
+# --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------
+
+
+def rename_class(table: str, name: str, new_name: str) -> list[Op]:
+    """A custom class nothing holds (`refs` = 0) under a new, free name: 2 items."""
+    return [
+        Op(OLD_CLASS, {"Delete": {"TableName": table, "Key": class_key(name),
+                                  "ConditionExpression": "attribute_exists(pk) AND refs = :zero",
+                                  "ExpressionAttributeValues": {":zero": {"N": "0"}}}}),
+        Op(NEW_CLASS, {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(pk)",
+                               "Item": to_item({"pk": "PLRC", "sk": new_name, "refs": 0, "createdAt": now()})}}),
+    ]

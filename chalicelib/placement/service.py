@@ -13,11 +13,17 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.placement import errors, items, rules
+from chalicelib.config import PlacementCandidateSettings
+from chalicelib.placement import errors, items, reshape, rules, traits, trees
+from chalicelib.placement.candidate_query import CandidateQuery
+from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
+from chalicelib.placement.list_filters import MemberOf, has_room, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
+from chalicelib.placement.traits import TraitListFilter, TraitQuery
 from chalicelib.store.ops import ConditionFailed
 from chalicelib.store.retry import pause_before_retry
 
@@ -26,6 +32,13 @@ T = TypeVar("T")
 # Placement's `allocation_conflict_retry_count` is 10; we allow more because a DynamoDB race is
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
+TREE_READS = 3  # reads of a tree's index while its counters promise providers it does not list yet
+
+# A reshape reads its consumers (one BatchGet per 100) this many at a time.
+RESHAPE_READERS = 4
+
+# GET /usages?consumer_type=all (1.38): every type summed under this key.
+ALL_CONSUMER_TYPES = "all"
 
 
 def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
@@ -42,25 +55,64 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 
 
 class PlacementService:
-    def __init__(self, store: PlacementStore) -> None:
+    def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None) -> None:
         self.store = store
+        self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
+        self.reshaper = Reshaper(store)
+
+    def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
+        """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409
+        at once while its owner holds it: reshaper.BUSY)."""
+        for n in range(RETRIES):
+            try:
+                return attempt()
+            except ConditionFailed:
+                pause_before_retry(n)
+            except reshape.Fenced as fenced:
+                self.reshaper.meet(fenced.reshape_id)
+        raise exhausted()
+
+    @staticmethod
+    def _unfenced(read: Provider) -> Provider:
+        if read.fence is not None:
+            raise reshape.Fenced(read.fence)
+        return read
 
     # --- resource providers --------------------------------------------------------------------
 
-    def create_provider(self, name: str, uuid: str | None) -> Provider:
-        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us())
+    def create_provider(self, name: str, uuid: str | None, parent_uuid: str | None = None) -> Provider:
+        provider = Provider(uuid=uuid or str(uuidlib.uuid4()), name=name, created_at=items.now_us(),
+                            parent_uuid=parent_uuid)
+
+        def refused(reason: str) -> errors.PlacementError:
+            return errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
+                                  f"Object action create failed because: {reason}")
+
         if not name:  # as Placement (its schema allows "", its object refuses it)
-            raise errors.Invalid(f'Unable to create resource provider "{name}", {provider.uuid}: '
-                                 "Object action create failed because: name is required")
-        try:
-            self.store.create_provider(provider)
-        except ConditionFailed as failed:
-            # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
-            # transaction on the same keys, where the other one won, reads as the uuid taken).
-            taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
-                else f"uuid: {provider.uuid}"
-            raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
-        return provider
+            raise refused("name is required")
+
+        def attempt() -> Provider:
+            created = provider
+            if parent_uuid is not None:
+                parent = None if parent_uuid == provider.uuid else self.store.provider(parent_uuid)
+                problem = trees.create_parent_problem(provider.uuid, parent_uuid, parent)
+                if problem:
+                    raise refused(problem)
+                assert parent is not None
+                created = Provider(**{**provider.__dict__, "root_uuid": parent.root})
+            try:
+                self.store.create_provider(created)
+            except ConditionFailed as failed:
+                if items.PROVIDER not in failed and items.NAME_CLAIM not in failed:
+                    raise  # the parent was deleted, moved to another tree or written meanwhile: again
+                # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
+                # transaction on the same keys, where the other one won, reads as the uuid taken).
+                taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
+                    else f"uuid: {provider.uuid}"
+                raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
+            return created
+
+        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider's parent changed; retry."))
 
     def provider(self, uuid: str, missing: str | None = None) -> Provider:
         """The provider, or ProviderNotFound with `missing` as its detail (Placement's texts differ by route)."""
@@ -69,40 +121,127 @@ class PlacementService:
             raise errors.ProviderNotFound(missing) if missing is not None else _no_provider(uuid)
         return provider
 
-    def list_providers(self, name: str | None, uuid: str | None) -> list[Provider]:
+    def list_providers(self, name: str | None, uuid: str | None, *, in_tree: str | None = None,
+                       member_of: MemberOf | None = None, resources: dict[str, int] | None = None) -> list[Provider]:
+        """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
+        claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate."""
+        root: str | None = None
+        if in_tree is not None:
+            anchor = self.store.provider(in_tree)
+            if anchor is None:
+                return []  # as Placement: an unknown provider's tree is empty
+            root = anchor.root
+        any_of = narrowest(member_of.required) if member_of else None
         if uuid is not None:
             found = [p for p in [self.store.provider(uuid)] if p is not None]
         elif name is not None:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
+        elif root is not None:
+            found = self.tree(root)
+        elif any_of is not None:
+            members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
+            if not members:
+                return []  # as Placement: no member, no answer (before the classes are checked)
+            found = [p for p in self.store.providers(members).values() if p is not None]
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
-            found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
-        return [p for p in found if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)]
+        if resources:
+            unknown = self._unknown_classes(sorted(resources))
+            if unknown:
+                raise unknown_class(unknown[0])
+        found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
+        return [p for p in found
+                if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
+                and (root is None or p.root == root)
+                and (not member_of or member_of.matches(p.aggregates))
+                and (not resources or has_room(p, resources))]
 
-    def rename_provider(self, uuid: str, name: str) -> Provider:
-        def attempt() -> Provider:
-            read = self.provider(uuid)
+    def tree(self, root: str) -> list[Provider]:
+        """The providers of one tree. The index is read again (a few times) while the tree's `children`
+        counters promise providers it does not list yet (it lags a write by milliseconds)."""
+        members: list[Provider] = []
+        for n in range(TREE_READS):
+            members = self.store.tree(root)
             try:
-                renamed = self.store.rename_provider(read, name)
+                trees.descendants(members, root)
+                return members
+            except trees.SubtreeIncomplete:
+                pause_before_retry(n)
+        return members
+
+    def update_provider(self, uuid: str, name: str, *, parent_given: bool = False, parent_uuid: str | None = None,
+                        features: Features | None = None) -> Provider:
+        """A rename, and from 1.14 a new parent (1.37: another one, or none): the provider, its old and new
+        parent's counters and its descendants (root rewritten, or checked) in one transaction."""
+        reparenting = features.reparenting if features is not None else False
+
+        def attempt() -> Provider:
+            read = self._unfenced(self.provider(uuid))
+            try:
+                if not parent_given or parent_uuid == read.parent_uuid:
+                    written = self.store.rename_provider(read, name)
+                else:
+                    written = self._move(read, name, parent_uuid, reparenting)
             except ConditionFailed as failed:
                 if items.NAME_CLAIM in failed:
                     raise errors.DuplicateName(f"Conflicting resource provider {name} already exists.") from None
                 raise
-            return Provider(**{**renamed.__dict__, "version": read.version})
+            return Provider(**{**written.__dict__, "version": read.version})
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+
+    def _move(self, read: Provider, name: str, parent_uuid: str | None, reparenting: bool) -> Provider:
+        parent = None
+        if parent_uuid is not None:
+            parent = read if parent_uuid == read.uuid else self.store.provider(parent_uuid)
+            if parent is None:
+                raise trees.parent_missing_on_update(read.uuid)
+        try:
+            subtree = trees.descendants(self.store.tree(read.root), read.uuid)
+        except trees.SubtreeIncomplete:
+            raise ConditionFailed(("tree_index",)) from None  # the index lags: read again
+        move = trees.decide_move(read, parent, parent_uuid, subtree, reparenting=reparenting)
+        return self.store.update_provider(read, name, move.parent_uuid, move.root, move.descendants)
+
+    def rename_provider(self, uuid: str, name: str) -> Provider:
+        return self.update_provider(uuid, name)
 
     def delete_provider(self, uuid: str) -> None:
         def attempt() -> None:
             read = self.store.provider(uuid)
             if read is None:
                 raise errors.ProviderNotFound(f"No resource provider with uuid {uuid} found for delete")
+            self._unfenced(read)
+            if read.children:
+                raise errors.ProviderHasChildren(
+                    f"Unable to delete parent resource provider {uuid}: It has child resource providers.")
             if read.usages:
                 raise errors.ProviderInUse(
                     f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
             self.store.delete_provider(read)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+
+    # --- aggregates ----------------------------------------------------------------------------
+
+    def set_aggregates(self, uuid: str, aggregates: list[str], generation: int | None,
+                       features: Features) -> Provider:
+        """PUT /resource_providers/{uuid}/aggregates: from 1.19 checked against and bumping the generation."""
+        if len(set(aggregates)) > items.MAX_AGGREGATES:
+            raise errors.TooLarge(f"A resource provider is a member of at most {items.MAX_AGGREGATES} aggregates "
+                                  "in this service (each is an index item written with it).")
+
+        def attempt() -> Provider:
+            read = self.provider(uuid)
+            if features.aggregate_generations and read.generation != generation:
+                raise errors.ProviderGenerationConflict(
+                    "Resource provider's generation already changed. Please update the generation and try again.")
+            return self.store.write_aggregates(read, frozenset(aggregates),
+                                               bump_generation=features.aggregate_generations)
+
+        return retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "Update conflict: Another thread concurrently updated the resource provider data. "
+            "Please retry your update"))
 
     # --- inventories ---------------------------------------------------------------------------
 
@@ -114,10 +253,10 @@ class PlacementService:
     def _write_inventories(self, uuid: str, change: Callable[[Provider], dict[str, Inventory]],
                            conflict: str) -> Provider:
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             return self.store.write_inventories(read, change(read))
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
 
     def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
                             features: Features) -> Provider:
@@ -233,19 +372,43 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
             "updated the resource provider data. Please retry your update"))
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         def attempt() -> None:
-            consumer = self.store.consumer(consumer_uuid)
+            consumer = self.store.consumer_for_write(consumer_uuid)
             if consumer is None:
                 raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
             self.store.delete_allocations(consumer, rules.release_all(consumer))
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
+
+    def reshape(self, inventories: dict[str, tuple[int, dict[str, Inventory]]], writes: list[ConsumerWrite]) -> None:
+        """POST /reshaper: read everything involved (the providers named, the consumers and the providers they
+        hold allocations on now), decide as upstream (reshape.decide), then the protocol (reshaper.py)."""
+        consumer_uuids = [w.uuid for w in writes]
+        named = list(dict.fromkeys([*inventories, *(rp for w in writes for rp in w.allocations)]))
+
+        def attempt() -> None:
+            consumers, providers = self.store.read_for_allocation(consumer_uuids, named, workers=RESHAPE_READERS)
+            held = sorted({rp for c in consumers.values() if c for rp in c.allocations} - set(providers))
+            if held:
+                _unused, more = self.store.read_for_allocation([], held)
+                providers.update(more)
+            known = {rc for p in providers.values() if p for rc in p.inventories}
+            wanted = {rc for _g, inv in inventories.values() for rc in inv} | {
+                rc for w in writes for res in w.allocations.values() for rc in res}
+            unknown = set(self._unknown_classes(sorted(wanted - known)))
+            plan = reshape.decide(uuidlib.uuid4().hex, inventories, writes, consumers,
+                                  {rp: providers.get(rp) for rp in [*named, *held]}, lambda rc: rc not in unknown)
+            reshape.check_size(plan)
+            self.reshaper.run(plan)
+
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "update conflict: Another thread concurrently updated the data. Please retry your update"))
 
     def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
         provider, allocations = self.store.provider_with_allocations(uuid)
@@ -254,10 +417,28 @@ class PlacementService:
                 f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found")
         return provider, allocations
 
+    # --- allocation candidates ----------------------------------------------------------------
+
+    def allocation_candidates(self, query: CandidateQuery) -> Result:
+        """Read-only: candidates from indexed state (they may be stale; a claim re-checks everything)."""
+        from chalicelib.placement.candidate_search import CandidateSearch
+
+        return CandidateSearch(self.store, self.candidate_settings).run(query)
+
     # --- usages and resource classes -----------------------------------------------------------
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
         return self.store.usage_totals(project, user)
+
+    def usages_by_consumer_type(self, project: str, user: str | None,
+                                consumer_type: str | None) -> dict[str, dict[str, int]]:
+        """1.38: usage per consumer type with `consumer_count`; `all` sums every type under one key,
+        `unknown` is the consumers written without a type; any other value is one type (maybe none)."""
+        if consumer_type is None:
+            return self.store.usages_by_type(project, user)
+        usage = self.store.usage_of_type(project, user, None if consumer_type == ALL_CONSUMER_TYPES
+                                         else consumer_type)
+        return {consumer_type: usage} if usage else {}
 
     def custom_classes(self) -> list[str]:
         return sorted(item["sk"] for item in self.store.custom_classes())
@@ -269,6 +450,34 @@ class PlacementService:
         """True when created, False when it already existed."""
         return self.store.create_class(name)
 
+    def rename_class(self, name: str, new_name: str) -> None:
+        """PUT /resource_classes/{name} at 1.2-1.6. Placement renames the class in place and every inventory and
+        allocation of it follows (they hold its id). Here they hold its name, on every provider, consumer and
+        usage item: a class in use (`refs` > 0: held in an inventory or by a fleet object) is refused with 409
+        rather than rewritten across an unbounded number of items (docs/placement.md)."""
+        if is_standard(name):
+            raise errors.Invalid(f"Cannot update standard resource class {name}")
+
+        def attempt() -> None:
+            item = self.store.custom_class(name) if is_custom(name) else None
+            if item is None:
+                raise errors.NotFound(f"No such resource class {name}.")
+            if new_name == name:
+                return
+            if int(item.get("refs", 0)):
+                raise errors.ClassRenameRefused(
+                    f"Cannot rename resource class {name}: it is in use (in inventories or fleet pools). This "
+                    "service renames only classes nothing holds; remove its inventories first, or create "
+                    f"{new_name} and move them.")
+            try:
+                self.store.rename_class(name, new_name)
+            except ConditionFailed as failed:
+                if items.NEW_CLASS in failed:
+                    raise errors.ResourceClassExists(f"Resource class already exists: {new_name}") from None
+                raise
+
+        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource class changed; retry."))
+
     def delete_class(self, name: str) -> None:
         if is_standard(name):
             raise errors.Invalid(
@@ -279,3 +488,89 @@ class PlacementService:
             raise errors.ResourceClassInUse(
                 f"Error in delete resource class: Cannot delete resource class {name}. "
                 "Class is in use in inventory.")
+
+    # --- traits --------------------------------------------------------------------------------
+
+    def known_traits(self, names: list[str]) -> set[str]:
+        """Those of `names` that exist: standard ones (os-traits) and registered custom ones (one BatchGet)."""
+        known = {n for n in names if traits.is_standard(n)}
+        return known | self.store.existing_custom_traits(sorted({n for n in names if n not in known}))
+
+    def list_traits(self, wanted: TraitListFilter) -> list[tuple[str, int | None]]:
+        """(name, created at: None for a standard trait) of every trait the filter keeps, by name."""
+        custom = {str(item["sk"]): item for item in self.store.custom_traits()}
+        found: list[tuple[str, int | None]] = [(n, None) for n in traits.standard() if wanted.matches_name(n)]
+        found += [(n, int(item.get("createdAt", 0)) or None) for n, item in custom.items() if wanted.matches_name(n)]
+        if wanted.associated is not None:
+            held = self.store.held_traits()
+            found = [(n, at) for n, at in found if (n in held) == wanted.associated]
+        return sorted(found)
+
+    def trait_created_at(self, name: str) -> int | None:
+        """When the trait was created (None for a standard trait); TraitNotFound when there is no such trait."""
+        if traits.is_standard(name):
+            return None
+        item = self.store.custom_trait(name) if traits.is_custom(name) else None
+        if item is None:
+            raise errors.TraitNotFound(f"No such trait(s): {name}.")
+        return int(item.get("createdAt", 0)) or None
+
+    def create_trait(self, name: str) -> tuple[bool, int | None]:
+        """(created, created at) of PUT /traits/{name}: False when it existed already."""
+        if not traits.is_custom_name(name):
+            raise errors.Invalid(traits.INVALID_CUSTOM)
+        if self.store.create_trait(name):
+            return True, items.now()
+        item = self.store.custom_trait(name)
+        return False, int(item.get("createdAt", 0)) if item else None
+
+    def delete_trait(self, name: str) -> None:
+        if traits.is_standard(name):
+            raise errors.StandardTrait(f"Cannot delete standard trait {name}.")
+        if not traits.is_custom(name):
+            raise errors.TraitNotFound(f"No such trait(s): {name}.")
+        if not self.store.delete_trait(name):
+            if self.store.custom_trait(name) is None:
+                raise errors.TraitNotFound(f"No such trait(s): {name}.")
+            raise errors.TraitInUse(f"The trait {name} is in use by a resource provider.")
+
+    def set_provider_traits(self, uuid: str, generation: int | None, names: list[str]) -> Provider:
+        """PUT (generation given) or DELETE (None) /resource_providers/{uuid}/traits: the provider with exactly
+        these traits. Unchanged traits write nothing (and keep the generation), as upstream."""
+        wanted = frozenset(names)
+        if len([n for n in wanted if traits.is_custom(n)]) > items.MAX_CUSTOM_TRAITS:
+            raise errors.TooLarge(f"A resource provider holds at most {items.MAX_CUSTOM_TRAITS} custom traits "
+                                  "in this service.")
+
+        def attempt() -> Provider:
+            read = self._unfenced(self.provider(uuid))
+            if generation is not None and read.generation != generation:
+                raise errors.ProviderGenerationConflict(
+                    "Resource provider's generation already changed. Please update the generation and try again.")
+            known = self.known_traits(sorted(wanted))
+            unknown = [n for n in dict.fromkeys(names) if n not in known]
+            if unknown:
+                raise errors.UnknownTrait(f"No such trait {', '.join(unknown)}")
+            if read.traits == wanted:
+                return read
+            return self.store.write_traits(read, wanted)
+
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "Another thread concurrently updated the resource provider data. Please retry your update"))
+
+    def filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
+        """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required
+        trait is a 400; when no provider at all has the required traits the answer is empty before forbidden
+        traits are looked up; an unknown forbidden trait is a 400 too."""
+        required = query.required_names()
+        known = self.known_traits(required + sorted(query.forbidden))
+        unknown = traits.first_unknown(required, known.__contains__)
+        if unknown is not None:
+            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
+        unknown = traits.first_unknown(sorted(query.forbidden), known.__contains__)
+        if unknown is not None:
+            everyone = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
+            if query.required and not any(TraitQuery(required=query.required).matches(p.traits) for p in everyone):
+                return []
+            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
+        return [p for p in providers if query.matches(p.traits)]

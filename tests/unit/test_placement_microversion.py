@@ -12,7 +12,7 @@ from chalicelib.placement.web import HttpError
 
 @pytest.mark.parametrize(("header", "expected"), [
     (None, (1, 0)),
-    ("placement latest", (1, 28)),
+    ("placement latest", (1, 39)),
     ("placement 1.14", (1, 14)),
     ("compute 2.1, placement 1.5", (1, 5)),
     ("compute 2.1", (1, 0)),  # no entry for placement: the minimum
@@ -28,7 +28,7 @@ def test_negotiated_versions(header, expected):
 
 
 @pytest.mark.parametrize(("header", "status"), [
-    ("placement 1.29", 406), ("placement 0.9", 406), ("placement 2.0", 406), ("placement -1.2", 406),
+    ("placement 1.40", 406), ("placement 0.9", 406), ("placement 2.0", 406), ("placement -1.2", 406),
     ("placement 1", 400), ("placement one.two", 400), ("placement 1.2.3", 400), ("placement LATEST", 400),
 ])
 def test_refused_versions(header, status):
@@ -37,19 +37,39 @@ def test_refused_versions(header, status):
     error = as_http_error(caught.value)
     assert error.status == status
     if status == 406:
-        assert error.extra == {"max_version": "1.28", "min_version": "1.0"}
+        assert error.extra == {"max_version": "1.39", "min_version": "1.0"}
 
 
-def test_every_version_from_1_0_to_1_28_is_listed_once_with_what_it_changed():
-    assert list(microversion.VERSIONS) == [(1, minor) for minor in range(29)]
+def test_every_version_from_1_0_to_1_39_is_listed_once_with_what_it_changed():
+    assert list(microversion.VERSIONS) == [(1, minor) for minor in range(40)]
+    assert not [text for text in microversion.VERSIONS.values() if "not built" in text]
     assert all(text.strip() for text in microversion.VERSIONS.values())
 
 
+def _meaning(version: tuple[int, int], *fields: str) -> tuple[bool, ...]:
+    found = microversion.features(version)
+    return tuple(getattr(found, name) for name in fields)
+
+
 def test_rules_get_what_a_version_means_not_the_version():
-    assert microversion.features((1, 25)) == microversion.Features(reserved_may_equal_total=False,
-                                                                   consumer_generations=False)
-    assert microversion.features((1, 28)) == microversion.Features(reserved_may_equal_total=True,
-                                                                   consumer_generations=True)
+    fields = ("reserved_may_equal_total", "consumer_generations")
+    assert _meaning((1, 25), *fields) == (False, False)
+    assert _meaning((1, 28), *fields) == (True, True)
+
+
+def test_trait_queries_by_version():
+    fields = ("forbidden_traits", "any_traits")
+    assert _meaning((1, 21), *fields) == (False, False)
+    assert _meaning((1, 22), *fields) == (True, False)
+    assert _meaning((1, 38), *fields) == (True, False)
+    assert _meaning((1, 39), *fields) == (True, True)
+
+
+def test_aggregate_generations_and_reparenting_by_version():
+    assert _meaning((1, 18), "aggregate_generations") == (False,)
+    assert _meaning((1, 19), "aggregate_generations") == (True,)
+    assert _meaning((1, 36), "reparenting") == (False,)
+    assert _meaning((1, 37), "reparenting") == (True,)
 
 
 def _request(method: str = "GET", **headers: str) -> Request:

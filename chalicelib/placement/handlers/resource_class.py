@@ -50,12 +50,14 @@ def create(service: PlacementService, request: Request) -> Reply:
 
 
 def put(service: PlacementService, request: Request) -> Reply:
-    """1.7+: create or confirm a custom class (201 / 204). 1.2-1.6 renamed classes: not supported."""
+    """1.7+: create or confirm a custom class (201 / 204). 1.2-1.6: rename a custom class (the body names it)."""
     version = _gate(request)
     name = request.params["name"]
     if version < (1, 7):
-        raise web.bad_request("Renaming resource classes (microversions 1.2-1.6) is not supported "
-                                 "by this service; use microversion 1.7 or later.")
+        web.require_json(request)
+        data = web.json_body(request, schema.CUSTOM_CLASS)
+        service.rename_class(name, data["name"])
+        return web.reply(request, 200, _represent(request, data["name"]))
     web.validate({"name": name}, schema.CUSTOM_CLASS)
     location = {"location": web.absolute(request, f"/resource_classes/{name}")}
     if not service.create_class(name):

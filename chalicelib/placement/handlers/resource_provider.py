@@ -1,18 +1,16 @@
-"""/placement/resource_providers[/{uuid}]: create, list, show, rename, delete (flat providers)."""
+"""/placement/resource_providers[/{uuid}]: create, list (with its filters), show, update (rename, re-parent),
+delete."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from chalicelib.http.family import Reply, Request
-from chalicelib.placement import errors, web
+from chalicelib.placement import web
 from chalicelib.placement.microversion import Version
 from chalicelib.placement.models import Provider
 from chalicelib.placement.schemas import resource_provider as schema
 from chalicelib.placement.service import PlacementService
-
-# Query parameters of features this service does not build: a 400 that says so.
-UNBUILT_FILTERS = ("member_of", "resources", "in_tree", "required")
 
 
 def links(request: Request, uuid: str, version: Version) -> list[dict[str, str]]:
@@ -35,24 +33,17 @@ def represent(request: Request, provider: Provider, version: Version) -> dict[st
         "links": links(request, provider.uuid, version),
     }
     if version >= (1, 14):
-        data["parent_provider_uuid"] = None
-        data["root_provider_uuid"] = provider.uuid
+        data["parent_provider_uuid"] = provider.parent_uuid
+        data["root_provider_uuid"] = provider.root
     return data
-
-
-def _refuse_parent(data: dict[str, Any]) -> None:
-    if data.get("parent_provider_uuid") is not None:
-        raise web.bad_request("Nested resource providers are not supported by this service: "
-                              "parent_provider_uuid must be null.")
 
 
 def create(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
     version = web.version(request)
     data = web.json_body(request, schema.create(version))
-    _refuse_parent(data)
     uuid = web.normal_uuid(data["uuid"]) if data.get("uuid") else None
-    provider = service.create_provider(data["name"], uuid)
+    provider = service.create_provider(data["name"], uuid, schema.parent_of(data))
     location = {"location": web.absolute(request, f"/resource_providers/{provider.uuid}")}
     if version >= (1, 20):
         return web.reply(request, 200, represent(request, provider, version), headers=location)
@@ -63,14 +54,16 @@ def list_all(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
     params = web.query(request, schema.list_query(version))
-    unbuilt = [p for p in UNBUILT_FILTERS if p in params]
-    if unbuilt:
-        raise web.bad_request(
-            f"The '{unbuilt[0]}' filter is not supported by this service "
-            "(traits, aggregates and nested providers are not built).", errors.QUERY_BAD_VALUE)
     # As Placement: an empty filter filters nothing.
     uuid = web.normal_uuid(params["uuid"]) if params.get("uuid") else None
-    providers = service.list_providers(params.get("name") or None, uuid)
+    member_of = schema.member_of(request, version)  # parsed in Placement's order: member_of, required, resources
+    required = schema.required_traits(request.query["required"], web.features(request)) \
+        if "required" in params else None
+    resources = schema.resources(params)
+    providers = service.list_providers(params.get("name") or None, uuid, in_tree=params.get("in_tree") or None,
+                                       member_of=member_of, resources=resources)
+    if required is not None:
+        providers = service.filter_by_traits(providers, required)
     latest = max((p.updated_at for p in providers), default=0)
     body = {"resource_providers": [represent(request, p, version) for p in providers]}
     return web.reply(request, 200, body, last_modified=latest)
@@ -88,8 +81,9 @@ def update(service: PlacementService, request: Request) -> Reply:
     version = web.version(request)
     service.provider(request.params["uuid"])  # 404 before the body, as Placement
     data = web.json_body(request, schema.update(version))
-    _refuse_parent(data)
-    provider = service.rename_provider(request.params["uuid"], data["name"])
+    provider = service.update_provider(request.params["uuid"], data["name"],
+                                       parent_given="parent_provider_uuid" in data,
+                                       parent_uuid=schema.parent_of(data), features=web.features(request))
     return web.reply(request, 200, represent(request, provider, version))
 
 

@@ -151,7 +151,7 @@ def test_microversion_headers_mean_what_microversion_parse_makes_of_them(placeme
 
 def test_the_version_document_is_served_whatever_the_accept_header(placement):
     answer = placement.get("/placement", token=None, headers={"accept": "text/html"})
-    assert answer.status == 200 and answer.body["versions"][0]["max_version"] == "1.28"
+    assert answer.status == 200 and answer.body["versions"][0]["max_version"] == "1.39"
 
 
 def _raw(placement, path, accept):
