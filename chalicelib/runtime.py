@@ -23,7 +23,7 @@ from chalicelib.api import ContractDeps
 from chalicelib.auth.principals import Principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.auth.service import Authenticator
-from chalicelib.config import Settings
+from chalicelib.config import PlacementCandidateSettings, Settings
 from chalicelib.http.contract import CONTRACT
 from chalicelib.http.family import Family, Route, Wiring, build_blueprint
 from chalicelib.store.client import RoundTripCounter, make_client
@@ -78,7 +78,7 @@ class Services:
         def build() -> PlacementService:
             from chalicelib.placement.deps import placement_service
 
-            return placement_service(self.client, self.table)
+            return placement_service(self.client, self.table, PlacementCandidateSettings.from_env())
 
         return self._once("placement", build)
 

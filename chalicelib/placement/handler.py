@@ -18,8 +18,7 @@ from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 
-UNBUILT_PATHS = (  # allocation candidates, the reshaper: 404 (handlers/unbuilt.py)
-    "/placement/allocation_candidates",
+UNBUILT_PATHS = (  # the reshaper: 404 (handlers/unbuilt.py)
     "/placement/reshaper",
 )
 
@@ -27,7 +26,6 @@ UNBUILT_PATHS = (  # allocation candidates, the reshaper: 404 (handlers/unbuilt.
 # The rule upstream enforces on each unbuilt path's methods (a method upstream does not declare there needs
 # none: it is 404 like the rest, for any caller Placement accepts).
 UNBUILT_RULES = {
-    ("GET", "/placement/allocation_candidates"): "placement:allocation_candidates:list",
     ("POST", "/placement/reshaper"): "placement:reshaper:reshape",
 }
 
@@ -107,6 +105,8 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:traits:update", "trait", "set_for_provider"),
     _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits",
            "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
+    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates",
+           "placement:allocation_candidates:list", "allocation_candidate", "list_all"),
     *[
         _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
                "not_built")
