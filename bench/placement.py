@@ -20,6 +20,8 @@ reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round 
 allocation write, counted at the wire, and the same calls straight from boto3: the floor; and ours alone
 behind the counting proxy answering Nova's boot query over the smallest tree count: DynamoDB calls and
 read units per query (`python -m bench.placement --candidates` runs only that, for every tree count).
+Then the allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's
+first validation, the cache's hit rate, and that a cached validation adds no round trip.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench import placement_keystone
 from chalicelib.cli import use_local_credentials
 from devkit.placement.postgres import Postgres
 from devkit.placement.postgres import install as install_postgres
@@ -761,6 +764,7 @@ def main() -> int:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
+        keystone = placement_keystone.measure(store.endpoint, CountingProxy)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
@@ -786,6 +790,8 @@ def main() -> int:
           f"counted at the wire over {ROUND_TRIP_WRITES} writes; transaction actions per write: "
           f"{', '.join(f'{action} {n:.1f}' for action, n in trips.actions.items())}")
     print_candidate_reads(reads)
+    for line in keystone.lines():
+        print(line)
     ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
           f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
