@@ -105,6 +105,8 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:traits:update", "trait", "set_for_provider"),
     _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits",
            "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
+    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates",
+           "placement:allocation_candidates:list", "allocation_candidate", "list_all"),
     *[
         _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
                "not_built")
