@@ -1,5 +1,5 @@
-"""Placement endpoints this service does not build yet: allocation candidates,
-the reshaper (their paths: handler.py, UNBUILT_PATHS). They answer 404 in Placement's
+"""Placement endpoints this service does not build yet: the reshaper (its paths: handler.py,
+UNBUILT_PATHS). They answer 404 in Placement's
 format (docs/placement.md)."""
 
 from __future__ import annotations
@@ -10,5 +10,4 @@ from chalicelib.placement.service import PlacementService
 
 
 def not_built(_service: PlacementService, request: Request) -> Reply:
-    raise web.not_found("This Placement-compatible service does not provide "
-                        "allocation candidates or the reshaper.")
+    raise web.not_found("This Placement-compatible service does not provide the reshaper.")
