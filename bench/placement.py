@@ -17,9 +17,9 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 (allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
-allocation write, counted at the wire, and the same calls straight from boto3: the floor; and ours alone
-behind the counting proxy answering Nova's boot query over the smallest tree count: DynamoDB calls and
-read units per query (`python -m bench.placement --candidates` runs only that, for every tree count).
+allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the
+floor; and ours alone behind the counting proxy answering Nova's boot query over the smallest tree count:
+DynamoDB calls and read units per query (`python -m bench.placement --candidates` runs only that, for every tree count).
 Then the allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's
 first validation, the cache's hit rate, and that a cached validation adds no round trip.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
@@ -556,6 +556,23 @@ def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
         proxy.stop()
 
 
+def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float, dict[str, int]] | None:
+    """One reshape of `consumers` consumers on our side, its DynamoDB calls counted at the wire (the
+    setup's are not): (seconds, calls per operation), or None where our side does not support it."""
+    proxy = CountingProxy(store_endpoint)
+    service = start_placement_service(proxy.endpoint)
+    try:
+        reshape = prepare_reshape(Client(service.base, service.key), consumers)
+        proxy.counts.clear()
+        started = time.perf_counter()
+        status = reshape()
+        took = time.perf_counter() - started
+        return (took, dict(sorted(proxy.counts.items()))) if status == 204 else None
+    finally:
+        service.stop()
+        proxy.stop()
+
+
 def print_candidate_reads(reads: list[CandidateReads | None]) -> None:
     print("ours: Nova's boot query (limit=1000, root_required=!COMPUTE_STATUS_DISABLED) alone, sequential, "
           f"{CANDIDATE_N} queries, counted at the wire:")
@@ -765,6 +782,7 @@ def main() -> int:
         trips = round_trips_per_write(store.endpoint)
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
         keystone = placement_keystone.measure(store.endpoint, CountingProxy)
+        reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
@@ -784,6 +802,10 @@ def main() -> int:
     for name, times in reshapes.items():
         done = [t for t in times if t is not None]
         print(f"- {name}: " + (f"{1000 * statistics.median(done):.0f} ms" if done else "unsupported"))
+    if reshape_trips is not None:
+        took, calls = reshape_trips
+        print(f"- ours, its DynamoDB round trips (one more reshape, counted at the wire): {sum(calls.values())} "
+              f"({', '.join(f'{op} {n}' for op, n in calls.items())}) in {1000 * took:.0f} ms")
     print()
     print(f"ours: DynamoDB round trips per allocation write (new consumer, 1 provider): {trips.per_write:.2f} "
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "

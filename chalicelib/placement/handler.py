@@ -18,16 +18,13 @@ from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
 
-UNBUILT_PATHS = (  # the reshaper: 404 (handlers/unbuilt.py)
-    "/placement/reshaper",
+UNBUILT_PATHS: tuple[str, ...] = (  # every Placement path up to 1.39 is built (handlers/unbuilt.py serves none)
 )
 
 
 # The rule upstream enforces on each unbuilt path's methods (a method upstream does not declare there needs
 # none: it is 404 like the rest, for any caller Placement accepts).
-UNBUILT_RULES = {
-    ("POST", "/placement/reshaper"): "placement:reshaper:reshape",
-}
+UNBUILT_RULES: dict[tuple[str, str], str] = {}
 
 
 def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
@@ -84,6 +81,7 @@ ROUTES: list[Route[Any]] = [
            "placement:allocations:update", "allocation", "put_for_consumer"),
     _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}",
            "placement:allocations:delete", "allocation", "delete_for_consumer"),
+    _route("placement.reshaper", "POST", f"{P}/reshaper", "placement:reshaper:reshape", "reshaper", "reshape"),
     _route("placement.usages.totals", "GET", f"{P}/usages", "placement:usages", "usage", "totals"),
     _route("placement.resource_classes.list", "GET", f"{P}/resource_classes",
            "placement:resource_classes:list", "resource_class", "list_all"),

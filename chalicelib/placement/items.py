@@ -77,8 +77,17 @@ def consumer_key(uuid: str) -> dict[str, Any]:
     return key(f"PLCONS#{uuid}")
 
 
-def usage_key(project: str, user: str | None) -> dict[str, Any]:
-    return key(f"PLUSAGE#{project}", f"USER#{user}" if user is not None else "-")
+def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
+    """A usage counter's sk in its project's partition: `-` (the project), `USER#<user>`, and per consumer
+    type (1.38) `T#<type>` and `UT#<user>#<type>`. A type has no `#` (^[A-Z0-9_]+$ or `unknown`), so the
+    last `#` of a `UT#` key ends the user, and `begins_with(sk, "T#")` lists exactly the project's types."""
+    if consumer_type is None:
+        return f"USER#{user}" if user is not None else "-"
+    return f"UT#{user}#{consumer_type}" if user is not None else f"T#{consumer_type}"
+
+
+def usage_key(project: str, user: str | None, consumer_type: str | None = None) -> dict[str, Any]:
+    return key(f"PLUSAGE#{project}", usage_sort_key(user, consumer_type))
 
 
 def class_key(name: str) -> dict[str, Any]:
@@ -136,8 +145,20 @@ def unchanged(version: int) -> tuple[str, dict[str, Any]]:
     return "version = :read", {":read": {"N": str(version)}}
 
 
-def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None) -> Op:
-    """The whole provider item (its link included), written under `condition`."""
+CREATE = "attribute_not_exists(pk)"
+
+
+def provider_put(table: str, provider: Provider, condition: str, values: dict[str, Any] | None = None, *,
+                 fenced_by: str | None = None) -> Op:
+    """The whole provider item (its link included), written under `condition`, and only while no reshape fences
+    the provider (docs/decisions/0041-reshaper-protocol.md); `fenced_by`: the reshape's own final write, which
+    needs its fence. The item is written without a fence either way."""
+    if fenced_by is None:
+        if condition != CREATE:  # a new item has no fence to check
+            condition = f"({condition}) AND attribute_not_exists(fence)"
+    else:
+        condition = f"({condition}) AND fence = :fence"
+        values = {**(values or {}), ":fence": {"S": fenced_by}}
     item = to_item({
         "pk": f"PLRP#{provider.uuid}", "sk": "-",
         "kind": "placement-provider", "uuid": provider.uuid, "name": provider.name,
@@ -293,7 +314,8 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
     values = {**values, ":zero": {"N": "0"}}
     parent = [children_change(table, PARENT, read.parent_uuid, -1)] if read.parent_uuid is not None else []
     return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
-                                     "ConditionExpression": condition, "ExpressionAttributeValues": values,
+                                     "ConditionExpression": f"{condition} AND attribute_not_exists(fence)",
+                                     "ExpressionAttributeValues": values,
                                      "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
             *parent,

@@ -10,6 +10,10 @@ MAX_INT = 2147483647
 # `incomplete_consumer_project_id` / `incomplete_consumer_user_id` defaults).
 INCOMPLETE_ID = "00000000-0000-0000-0000-000000000000"
 
+# The consumer type of a consumer written without one (below 1.38), as GET /allocations and GET /usages
+# name it (upstream's NULL_CONSUMER_TYPE_ALIAS). Real types match ^[A-Z0-9_]+$, so it never collides.
+UNKNOWN_CONSUMER_TYPE = "unknown"
+
 
 @dataclass(frozen=True)
 class Inventory:
@@ -56,6 +60,7 @@ class Provider:
     children: int = 0  # direct children: a parent with children is not deleted
     traits: frozenset[str] = frozenset()  # 1.6
     aggregates: frozenset[str] = frozenset()  # 1.1
+    fence: str | None = None  # the reshape holding the provider (writers meet it; its item is the old state)
 
     @property
     def root(self) -> str:
@@ -76,6 +81,7 @@ class Consumer:
     version: int
     allocations: dict[str, dict[str, int]] = field(default_factory=dict)
     updated_at: int = 0
+    consumer_type: str | None = None  # 1.38; None: written without one ("unknown")
 
 
 @dataclass(frozen=True)
@@ -88,3 +94,6 @@ class ConsumerWrite:
     allocations: dict[str, dict[str, int]]  # provider uuid -> class -> amount; {} removes them all
     generation: int | None = None  # the consumer_generation sent (1.28+)
     check_generation: bool = False  # 1.28+: the sent generation must match
+    # 1.38+: the consumer's type from now on; None (below 1.38) keeps an existing consumer's type, and a new
+    # consumer has none ("unknown"), as upstream.
+    consumer_type: str | None = None

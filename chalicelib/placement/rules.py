@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from chalicelib.placement import errors
 from chalicelib.placement.classes import class_order
-from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.models import UNKNOWN_CONSUMER_TYPE, Consumer, ConsumerWrite, Inventory, Provider
 
 # --- inventories -------------------------------------------------------------------------------
 
@@ -88,21 +88,44 @@ class ProviderChange:
     inventory_version: int | None
 
 
+# A usage counter: (project, user or None for the whole project, consumer type or None for every type).
+# GET /usages reads one of them (or, at 1.38 without `consumer_type`, the per-type ones of a project/user).
+UsageBucket = tuple[str, str | None, str | None]
+# The key of a bucket's consumer count among its per-class deltas (classes are upper case: no collision).
+CONSUMER_COUNT = "consumer_count"
+UsageDeltas = dict[UsageBucket, dict[str, int]]
+
+
 @dataclass
 class AllocationDecision:
     providers: dict[str, ProviderChange] = field(default_factory=dict)
     consumers: dict[str, Consumer | None] = field(default_factory=dict)  # new record; None = delete
-    usage_deltas: dict[tuple[str, str | None], dict[str, int]] = field(default_factory=dict)
+    usage_deltas: UsageDeltas = field(default_factory=dict)
 
 
-def _delta(target: dict[tuple[str, str | None], dict[str, int]], owner: tuple[str, str],
-           allocations: Mapping[str, Mapping[str, int]], sign: int) -> None:
-    project, user = owner
-    for resources in allocations.values():
+def usage_buckets(project: str, user: str, consumer_type: str | None) -> list[UsageBucket]:
+    """The four counters a consumer's allocations count in: its project's and its user's, for all
+    types and for its own type (None: "unknown")."""
+    kind = consumer_type or UNKNOWN_CONSUMER_TYPE
+    return [(project, None, None), (project, user, None), (project, None, kind), (project, user, kind)]
+
+
+def count_consumer(target: UsageDeltas, consumer: Consumer, sign: int) -> None:
+    """Counts `consumer` (a consumer has allocations, or no record) in its buckets, +1 or -1."""
+    buckets = usage_buckets(consumer.project_id, consumer.user_id, consumer.consumer_type)
+    if consumer.allocations:
+        for key in buckets:
+            bucket = target.setdefault(key, {})
+            bucket[CONSUMER_COUNT] = bucket.get(CONSUMER_COUNT, 0) + sign
+    for resources in consumer.allocations.values():
         for rc, amount in resources.items():
-            for key in ((project, None), (project, user)):
+            for key in buckets:
                 bucket = target.setdefault(key, {})
                 bucket[rc] = bucket.get(rc, 0) + sign * amount
+
+
+def nonzero(deltas: UsageDeltas) -> UsageDeltas:
+    return {key: {k: n for k, n in delta.items() if n} for key, delta in deltas.items() if any(delta.values())}
 
 
 def decide_allocations(
@@ -174,20 +197,18 @@ def decide_allocations(
     for write in writes:
         old = consumers.get(write.uuid)
         if old is not None:
-            _delta(decision.usage_deltas, (old.project_id, old.user_id), old.allocations, -1)
-        _delta(decision.usage_deltas, (write.project_id, write.user_id), write.allocations, +1)
-        if not write.allocations:
-            decision.consumers[write.uuid] = None
-            continue
-        decision.consumers[write.uuid] = Consumer(
+            count_consumer(decision.usage_deltas, old, -1)
+        # Below 1.38 (no type sent) an existing consumer keeps its type, a new one has none, as upstream.
+        consumer_type = write.consumer_type if write.consumer_type is not None else (
+            old.consumer_type if old else None)
+        new = Consumer(
             uuid=write.uuid, project_id=write.project_id, user_id=write.user_id,
             generation=(old.generation + 1) if old else 1, version=(old.version + 1) if old else 1,
-            allocations={rp: dict(res) for rp, res in write.allocations.items()},
+            allocations={rp: dict(res) for rp, res in write.allocations.items()}, consumer_type=consumer_type,
         )
-    decision.usage_deltas = {
-        key: {rc: n for rc, n in delta.items() if n} for key, delta in decision.usage_deltas.items()
-        if any(delta.values())
-    }
+        count_consumer(decision.usage_deltas, new, +1)
+        decision.consumers[write.uuid] = new if write.allocations else None
+    decision.usage_deltas = nonzero(decision.usage_deltas)
     return decision
 
 
@@ -230,8 +251,8 @@ def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[s
                 f"'{provider.uuid}'. The requested amount would exceed the capacity.")
 
 
-def release_all(consumer: Consumer) -> dict[tuple[str, str | None], dict[str, int]]:
+def release_all(consumer: Consumer) -> UsageDeltas:
     """Usage deltas of deleting every allocation of a consumer (DELETE /allocations/{c})."""
-    deltas: dict[tuple[str, str | None], dict[str, int]] = {}
-    _delta(deltas, (consumer.project_id, consumer.user_id), consumer.allocations, -1)
-    return deltas
+    deltas: UsageDeltas = {}
+    count_consumer(deltas, consumer, -1)
+    return nonzero(deltas)

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from chalicelib.config import PlacementCandidateSettings
-from chalicelib.placement import errors, items, rules, traits, trees
+from chalicelib.placement import errors, items, reshape, rules, traits, trees
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
 from chalicelib.placement.list_filters import MemberOf, has_room, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
 from chalicelib.placement.traits import TraitListFilter, TraitQuery
 from chalicelib.store.ops import ConditionFailed
@@ -32,6 +33,12 @@ T = TypeVar("T")
 # cheaper to lose than a SQL one and the threads test piles many writers on one provider.
 RETRIES = 20
 TREE_READS = 3  # reads of a tree's index while its counters promise providers it does not list yet
+
+# A reshape reads its consumers (one BatchGet per 100) this many at a time.
+RESHAPE_READERS = 4
+
+# GET /usages?consumer_type=all (1.38): every type summed under this key.
+ALL_CONSUMER_TYPES = "all"
 
 
 def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
@@ -51,6 +58,25 @@ class PlacementService:
     def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None) -> None:
         self.store = store
         self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
+        self.reshaper = Reshaper(store)
+
+    def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
+        """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409
+        at once while its owner holds it: reshaper.BUSY)."""
+        for n in range(RETRIES):
+            try:
+                return attempt()
+            except ConditionFailed:
+                pause_before_retry(n)
+            except reshape.Fenced as fenced:
+                self.reshaper.meet(fenced.reshape_id)
+        raise exhausted()
+
+    @staticmethod
+    def _unfenced(read: Provider) -> Provider:
+        if read.fence is not None:
+            raise reshape.Fenced(read.fence)
+        return read
 
     # --- resource providers --------------------------------------------------------------------
 
@@ -150,7 +176,7 @@ class PlacementService:
         reparenting = features.reparenting if features is not None else False
 
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             try:
                 if not parent_given or parent_uuid == read.parent_uuid:
                     written = self.store.rename_provider(read, name)
@@ -162,7 +188,7 @@ class PlacementService:
                 raise
             return Provider(**{**written.__dict__, "version": read.version})
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     def _move(self, read: Provider, name: str, parent_uuid: str | None, reparenting: bool) -> Provider:
         parent = None
@@ -185,6 +211,7 @@ class PlacementService:
             read = self.store.provider(uuid)
             if read is None:
                 raise errors.ProviderNotFound(f"No resource provider with uuid {uuid} found for delete")
+            self._unfenced(read)
             if read.children:
                 raise errors.ProviderHasChildren(
                     f"Unable to delete parent resource provider {uuid}: It has child resource providers.")
@@ -193,7 +220,7 @@ class PlacementService:
                     f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
             self.store.delete_provider(read)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
     # --- aggregates ----------------------------------------------------------------------------
 
@@ -226,10 +253,10 @@ class PlacementService:
     def _write_inventories(self, uuid: str, change: Callable[[Provider], dict[str, Inventory]],
                            conflict: str) -> Provider:
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             return self.store.write_inventories(read, change(read))
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
 
     def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
                             features: Features) -> Provider:
@@ -345,19 +372,43 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
             "updated the resource provider data. Please retry your update"))
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         def attempt() -> None:
-            consumer = self.store.consumer(consumer_uuid)
+            consumer = self.store.consumer_for_write(consumer_uuid)
             if consumer is None:
                 raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
             self.store.delete_allocations(consumer, rules.release_all(consumer))
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate(
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
+
+    def reshape(self, inventories: dict[str, tuple[int, dict[str, Inventory]]], writes: list[ConsumerWrite]) -> None:
+        """POST /reshaper: read everything involved (the providers named, the consumers and the providers they
+        hold allocations on now), decide as upstream (reshape.decide), then the protocol (reshaper.py)."""
+        consumer_uuids = [w.uuid for w in writes]
+        named = list(dict.fromkeys([*inventories, *(rp for w in writes for rp in w.allocations)]))
+
+        def attempt() -> None:
+            consumers, providers = self.store.read_for_allocation(consumer_uuids, named, workers=RESHAPE_READERS)
+            held = sorted({rp for c in consumers.values() if c for rp in c.allocations} - set(providers))
+            if held:
+                _unused, more = self.store.read_for_allocation([], held)
+                providers.update(more)
+            known = {rc for p in providers.values() if p for rc in p.inventories}
+            wanted = {rc for _g, inv in inventories.values() for rc in inv} | {
+                rc for w in writes for res in w.allocations.values() for rc in res}
+            unknown = set(self._unknown_classes(sorted(wanted - known)))
+            plan = reshape.decide(uuidlib.uuid4().hex, inventories, writes, consumers,
+                                  {rp: providers.get(rp) for rp in [*named, *held]}, lambda rc: rc not in unknown)
+            reshape.check_size(plan)
+            self.reshaper.run(plan)
+
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+            "update conflict: Another thread concurrently updated the data. Please retry your update"))
 
     def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
         provider, allocations = self.store.provider_with_allocations(uuid)
@@ -378,6 +429,16 @@ class PlacementService:
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
         return self.store.usage_totals(project, user)
+
+    def usages_by_consumer_type(self, project: str, user: str | None,
+                                consumer_type: str | None) -> dict[str, dict[str, int]]:
+        """1.38: usage per consumer type with `consumer_count`; `all` sums every type under one key,
+        `unknown` is the consumers written without a type; any other value is one type (maybe none)."""
+        if consumer_type is None:
+            return self.store.usages_by_type(project, user)
+        usage = self.store.usage_of_type(project, user, None if consumer_type == ALL_CONSUMER_TYPES
+                                         else consumer_type)
+        return {consumer_type: usage} if usage else {}
 
     def custom_classes(self) -> list[str]:
         return sorted(item["sk"] for item in self.store.custom_classes())
@@ -482,7 +543,7 @@ class PlacementService:
                                   "in this service.")
 
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             if generation is not None and read.generation != generation:
                 raise errors.ProviderGenerationConflict(
                     "Resource provider's generation already changed. Please update the generation and try again.")
@@ -494,7 +555,7 @@ class PlacementService:
                 return read
             return self.store.write_traits(read, wanted)
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate(
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
     def filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:

@@ -8,6 +8,8 @@
 | consumer                          | PLCONS#<uuid>          | -               |
 | usage of a project                | PLUSAGE#<project>      | -               |
 | usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
+| usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
+| usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
 | custom resource class             | PLRC                   | <name>          |
 | resource-class index              | PLRCX#<class>          | <provider uuid> |
 | aggregate membership              | PLAGG#<aggregate>      | <provider uuid> |
@@ -30,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chalicelib.placement import errors, items, trees
+from chalicelib.placement import errors, items, reshape, trees
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
     SHARING_PK,
@@ -44,10 +46,11 @@ from chalicelib.placement.items import (
     trait_key,
     unchanged,
     usage_key,
+    usage_sort_key,
     uuid_of_sort_key,
 )
 from chalicelib.placement.models import Consumer, Inventory, Provider
-from chalicelib.placement.rules import AllocationDecision, ProviderChange
+from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
 from chalicelib.store.codec import to_item, to_value
 from chalicelib.store.ops import (
     MAX_TRANSACTION_BYTES,
@@ -85,6 +88,7 @@ def _provider(item: dict[str, Any]) -> Provider:
         children=int(item.get("children", 0)),
         traits=frozenset(item.get("traits") or ()),
         aggregates=frozenset(item.get("aggs") or ()),
+        fence=item.get("fence") or None,
     )
 
 
@@ -94,7 +98,19 @@ def _consumer(item: dict[str, Any]) -> Consumer:
         generation=int(item["generation"]), version=int(item["version"]),
         allocations={rp: {rc: int(n) for rc, n in res.items()} for rp, res in (item.get("allocs") or {}).items()},
         updated_at=int(item.get("updatedAt", 0)),
+        consumer_type=item.get("ctype") or None,
     )
+
+
+CONSUMER_COUNT_ATTRIBUTE = "consumers"
+
+
+def _usage(item: dict[str, Any]) -> dict[str, int]:
+    """A usage counter's non-zero classes and, when any, its consumer count (1.38's `consumer_count`)."""
+    usages = {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+    if usages:
+        usages[CONSUMER_COUNT] = int(item.get(CONSUMER_COUNT_ATTRIBUTE, 0))
+    return usages
 
 
 def too_large(refused: TooLarge) -> errors.TooLarge:
@@ -117,14 +133,19 @@ class PlacementStore:
         self._client = client
         self._table = table
 
+    @property
+    def table(self) -> str:
+        return self._table
+
     # --- reads ---------------------------------------------------------------------------------
 
     def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
         return get_item(self._client, self._table, item_key)
 
-    def _batch(self, keys: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    def _batch(self, keys: list[dict[str, Any]], workers: int = 1) -> dict[tuple[str, str], dict[str, Any]]:
         # BatchGetItem refuses a key given twice (e.g. one provider named by several consumers of a POST).
-        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()))
+        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()),
+                         workers=workers)
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
         return query_all(self._client, self._table, **kwargs)
@@ -169,7 +190,22 @@ class PlacementStore:
         return {i["sk"] for i in items}
 
     def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
-        """The provider item and its consumers' allocation items: one consistent Query of its partition."""
+        """The provider item and its consumers' allocation items: one consistent Query of its partition. A provider
+        a reshape fences is its old state (the switch unfences it): the reshape's consumers are shown as they
+        were, from its chunks (one more Query)."""
+        provider, allocations = self._provider_partition(uuid)
+        if provider is None or provider.fence is None:
+            return provider, allocations
+        _intent, chunks = self.reshape_intent(provider.fence)
+        for chunk in chunks:
+            for change in chunk.changes:
+                allocations.pop(change.uuid, None)
+                if change.old is not None and uuid in change.old.allocations:
+                    allocations[change.uuid] = {"resources": change.old.allocations[uuid],
+                                                "consumerGeneration": change.old.generation}
+        return provider, allocations
+
+    def _provider_partition(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
         items = self._query(
             KeyConditionExpression="pk = :pk", ConsistentRead=True,
             ExpressionAttributeValues={":pk": {"S": f"PLRP#{uuid}"}},
@@ -184,23 +220,87 @@ class PlacementStore:
         return provider, allocations
 
     def consumer(self, uuid: str) -> Consumer | None:
+        """The consumer as readers see it: a consumer a reshape fences resolves through its intent (its old
+        record before the reshape's switch, the new one after)."""
         item = self._get(consumer_key(uuid))
+        if item is None:
+            return None
+        if item.get("fence"):
+            if reshape.sees_old(self.reshape_state(str(item["fence"]))):
+                return reshape.old_record(item)
+            if item.get("kind") != "placement-consumer":
+                return None
+        return _consumer(item)
+
+    def consumer_for_write(self, uuid: str) -> Consumer | None:
+        """The consumer a write decides from; `reshape.Fenced` when a reshape holds it."""
+        item = self._get(consumer_key(uuid))
+        if item and item.get("fence"):
+            raise reshape.Fenced(str(item["fence"]))
         return _consumer(item) if item else None
 
     def read_for_allocation(
-        self, consumer_uuids: list[str], provider_uuids: list[str],
+        self, consumer_uuids: list[str], provider_uuids: list[str], *, workers: int = 1,
     ) -> tuple[dict[str, Consumer | None], dict[str, Provider | None]]:
-        """The consumers and providers an allocation write decides from: one consistent BatchGet."""
-        found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids])
+        """The consumers and providers an allocation write decides from: one consistent BatchGet per 100 keys
+        (`workers` of them in parallel); `reshape.Fenced` when a reshape holds any of them."""
+        found = self._batch([consumer_key(c) for c in consumer_uuids] + [provider_key(p) for p in provider_uuids],
+                            workers)
+        for item in found.values():
+            if item.get("fence"):
+                raise reshape.Fenced(str(item["fence"]))
         consumers = {c: (_consumer(found[(f"PLCONS#{c}", "-")]) if (f"PLCONS#{c}", "-") in found else None)
                      for c in consumer_uuids}
         providers = {p: (_provider(found[(f"PLRP#{p}", "-")]) if (f"PLRP#{p}", "-") in found else None)
                      for p in provider_uuids}
         return consumers, providers
 
+    # --- the reshaper's items (reshape.py builds the operations, docs/decisions/0041) ----------------
+
+    def reshape_state(self, reshape_id: str) -> str | None:
+        """The intent's state (pending, aborting, done); None once it is gone (the reshape ended)."""
+        item = self._get(reshape.intent_key(reshape_id))
+        return str(item["state"]) if item else None
+
+    def reshape_intent(self, reshape_id: str) -> tuple[dict[str, Any] | None, list[reshape.Chunk]]:
+        """The intent and its chunks (one consistent Query of the reshape's partition)."""
+        found = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": f"PLRESHAPE#{reshape_id}"}})
+        intent = next((i for i in found if i["sk"] == "-"), None)
+        chunks = [reshape.chunk_from(int(str(i["sk"])[len("CHUNK#"):]), str(i["body"]))
+                  for i in found if str(i["sk"]).startswith("CHUNK#")]
+        return intent, sorted(chunks, key=lambda c: c.index)
+
+    def transact(self, ops: list[Op]) -> None:
+        """One step of the reshaper's protocol (ConditionFailed names what moved)."""
+        self._transact(ops)
+
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
         item = self._get(usage_key(project, user)) or {}
         return {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+
+    def usage_of_type(self, project: str, user: str | None, consumer_type: str | None) -> dict[str, int]:
+        """One counter (1.38): a consumer type's (or, `consumer_type` None, every type's), with its
+        `consumer_count`; {} when nothing is allocated. One GetItem."""
+        return _usage(self._get(usage_key(project, user, consumer_type)) or {})
+
+    def usages_by_type(self, project: str, user: str | None) -> dict[str, dict[str, int]]:
+        """Every consumer type's counter of a project (or of its user), with its `consumer_count`: one
+        Query of the project's partition by sk prefix (`T#`, or `UT#<user>#`, a user whose id extends
+        this one's being told apart by the last `#`)."""
+        prefix = usage_sort_key(user, "")
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)", ConsistentRead=True,
+            ExpressionAttributeValues={":pk": {"S": f"PLUSAGE#{project}"}, ":prefix": {"S": prefix}})
+        found: dict[str, dict[str, int]] = {}
+        for item in items:
+            head, consumer_type = str(item["sk"]).rsplit("#", 1)
+            if f"{head}#" != prefix:
+                continue  # another user's (its id starts with this user's and a `#`)
+            usage = _usage(item)
+            if usage:
+                found[consumer_type] = usage
+        return found
 
     def custom_classes(self) -> list[dict[str, Any]]:
         return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
@@ -320,18 +420,17 @@ class PlacementStore:
         ops: list[Op] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
         for uuid, new in decision.consumers.items():
             ops.extend(self._consumer_items(uuid, consumers.get(uuid), new))
-        for (project, user), delta in sorted(decision.usage_deltas.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            ops.append(self._usage_update(project, user, delta))
+        ops.extend(self._usage_updates(decision.usage_deltas))
         if ops:
             self._transact(ops)
 
-    def delete_allocations(self, consumer: Consumer, deltas: dict[tuple[str, str | None], dict[str, int]]) -> None:
+    def delete_allocations(self, consumer: Consumer, deltas: UsageDeltas) -> None:
         """DELETE /allocations/{c}: release everything, no generation moves, the consumer goes."""
         ops = [self._provider_change(rp, ProviderChange(
             deltas={rc: -n for rc, n in res.items()}, limits={}, bump_generation=False, inventory_version=None,
         )) for rp, res in consumer.allocations.items()]
         ops.extend(self._consumer_items(consumer.uuid, consumer, None))
-        ops.extend(self._usage_update(p, u, d) for (p, u), d in deltas.items() if d)
+        ops.extend(self._usage_updates(deltas))
         self._transact(ops)
 
     def _provider_change(self, rp: str, change: ProviderChange) -> Op:
@@ -345,7 +444,7 @@ class PlacementStore:
         sets = ["version = version + :one", "updatedAt = :now"]
         if change.bump_generation:
             sets.append("generation = generation + :one")
-        conditions = []
+        conditions = ["attribute_not_exists(fence)"]  # no reshape holds the provider
         if change.inventory_version is None:
             conditions.append("attribute_exists(pk)")
         else:
@@ -385,6 +484,7 @@ class PlacementStore:
                 "pk": f"PLCONS#{uuid}", "sk": "-", "kind": "placement-consumer", "uuid": uuid,
                 "project": new.project_id, "user": new.user_id, "generation": new.generation,
                 "version": new.version, "allocs": new.allocations, "updatedAt": now(),
+                "ctype": new.consumer_type,
             })}
             if values:
                 put["ExpressionAttributeValues"] = values
@@ -402,11 +502,19 @@ class PlacementStore:
                 })}}))
         return ops
 
-    def _usage_update(self, project: str, user: str | None, delta: dict[str, int]) -> Op:
-        names = {f"#c{i}": f"rc_{rc}" for i, rc in enumerate(sorted(delta))}
+    def _usage_updates(self, deltas: UsageDeltas) -> list[Op]:
+        """One ADD per counter that moves (a consumer's write moves up to 4 per owner: project, user, and
+        each by its consumer type; 8 when the owner or type changes)."""
+        return [self._usage_update(bucket, delta) for bucket, delta in
+                sorted(deltas.items(), key=lambda kv: tuple(part or "" for part in kv[0])) if delta]
+
+    def _usage_update(self, bucket: tuple[str, str | None, str | None], delta: dict[str, int]) -> Op:
+        project, user, consumer_type = bucket
+        attribute = {rc: CONSUMER_COUNT_ATTRIBUTE if rc == CONSUMER_COUNT else f"rc_{rc}" for rc in delta}
+        names = {f"#c{i}": attribute[rc] for i, rc in enumerate(sorted(delta))}
         values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
-        return Op(f"usage:{project}:{user or '-'}", {"Update": {
-            "TableName": self._table, "Key": usage_key(project, user),
+        return Op(f"usage:{project}:{usage_sort_key(user, consumer_type)}", {"Update": {
+            "TableName": self._table, "Key": usage_key(project, user, consumer_type),
             "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
             "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
         }})

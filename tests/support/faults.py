@@ -54,6 +54,28 @@ def failing(client: Any, operation: str, skip: int = 0) -> Iterator[list[int]]:
         client.meta.events.unregister(event, fail)
 
 
+@contextlib.contextmanager
+def answer_lost(client: Any, operation: str, skip: int = 0) -> Iterator[list[int]]:
+    """Every `operation` call after the first `skip` reaches the store and is applied, then its answer is lost
+    (the connection drops before the response is read): the caller cannot tell it from a request lost."""
+    seen = [0]
+    lock = threading.Lock()
+
+    def lose(http_response: Any = None, **_: Any) -> None:
+        with lock:
+            seen[0] += 1
+            if seen[0] <= skip:
+                return
+        raise EndpointConnectionError(endpoint_url=str(getattr(http_response, "url", "") or "dynamodb"))
+
+    event = f"after-call.dynamodb.{operation}"
+    client.meta.events.register(event, lose)
+    try:
+        yield seen
+    finally:
+        client.meta.events.unregister(event, lose)
+
+
 class _Body:
     """The raw body botocore reads from an HTTP response (urllib3's `stream()`)."""
 

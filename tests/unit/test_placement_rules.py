@@ -17,6 +17,12 @@ C1 = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 C2 = "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb"
 
 
+def totals(deltas: dict) -> dict:
+    """The usage deltas of the (project) and (project, user) counters of all types, classes only."""
+    return {(project, user): {k: n for k, n in delta.items() if k != rules.CONSUMER_COUNT}
+            for (project, user, consumer_type), delta in deltas.items() if consumer_type is None}
+
+
 def provider(uuid: str = RP, usages: dict[str, int] | None = None, generation: int = 3, **inventories: Inventory):
     return Provider(uuid=uuid, name=uuid[:4], generation=generation, version=7,
                     inventories=inventories or {"VCPU": Inventory(total=8)}, usages=usages or {})
@@ -215,14 +221,14 @@ def test_emptying_a_consumer_deletes_it_and_counts_its_providers_as_written():
     decision = decide([write(allocations={})], consumers={C1: old}, providers={})
     assert decision.consumers == {C1: None}
     assert decision.providers[RP2].bump_generation
-    assert decision.usage_deltas == {("p", None): {"VCPU": -2}, ("p", "u"): {"VCPU": -2}}
+    assert totals(decision.usage_deltas) == {("p", None): {"VCPU": -2}, ("p", "u"): {"VCPU": -2}}
 
 
 def test_changing_owner_moves_usage_between_projects():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 1}})
     decision = decide([write(project="q", user="v")], consumers={C1: old},
                       providers={RP: provider(usages={"VCPU": 1})})
-    assert decision.usage_deltas == {
+    assert totals(decision.usage_deltas) == {
         ("p", None): {"VCPU": -1}, ("p", "u"): {"VCPU": -1}, ("q", None): {"VCPU": 1}, ("q", "v"): {"VCPU": 1},
     }
 
@@ -269,3 +275,46 @@ def test_an_inventory_from_whole_number_floats_holds_integers():
     assert all(type(getattr(inventory, k)) is int for k in rules.INTEGER_FIELDS)
     assert type(inventory.allocation_ratio) is float
     assert rules.inventory_from({"total": 3}) == Inventory(total=3)
+
+
+# --- consumer types (1.38) ---------------------------------------------------------------------
+
+def test_a_new_consumer_written_without_a_type_counts_as_unknown_with_its_consumer_count():
+    decision = rules.decide_allocations([write(C1, {RP: {"VCPU": 2}})], {}, {RP: provider()}, lambda rc: True,
+                                        lambda c: "")
+    assert decision.consumers[C1].consumer_type is None
+    assert decision.usage_deltas[("p", None, "unknown")] == {"VCPU": 2, rules.CONSUMER_COUNT: 1}
+    assert decision.usage_deltas[("p", "u", None)] == {"VCPU": 2, rules.CONSUMER_COUNT: 1}
+
+
+def test_a_type_sent_moves_the_consumer_between_type_counters_and_keeps_the_totals():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 2}},
+                   consumer_type="INSTANCE")
+    typed = ConsumerWrite(uuid=C1, project_id="p", user_id="u", allocations={RP: {"VCPU": 2}},
+                          consumer_type="MIGRATION")
+    decision = rules.decide_allocations([typed], {C1: old}, {RP: provider(usages={"VCPU": 2})}, lambda rc: True,
+                                        lambda c: "")
+    assert decision.consumers[C1].consumer_type == "MIGRATION"
+    assert decision.usage_deltas == {
+        ("p", None, "INSTANCE"): {"VCPU": -2, rules.CONSUMER_COUNT: -1},
+        ("p", "u", "INSTANCE"): {"VCPU": -2, rules.CONSUMER_COUNT: -1},
+        ("p", None, "MIGRATION"): {"VCPU": 2, rules.CONSUMER_COUNT: 1},
+        ("p", "u", "MIGRATION"): {"VCPU": 2, rules.CONSUMER_COUNT: 1},
+    }
+
+
+def test_below_1_38_an_existing_consumer_keeps_its_type():
+    old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 2}},
+                   consumer_type="INSTANCE")
+    decision = rules.decide_allocations([write(C1, {RP: {"VCPU": 3}})], {C1: old}, {RP: provider(usages={"VCPU": 2})},
+                                        lambda rc: True, lambda c: "")
+    assert decision.consumers[C1].consumer_type == "INSTANCE"
+    assert decision.usage_deltas[("p", "u", "INSTANCE")] == {"VCPU": 1}
+
+
+def test_deleting_a_consumer_takes_it_out_of_every_count():
+    gone = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 2}},
+                    consumer_type="INSTANCE")
+    deltas = rules.release_all(gone)
+    assert set(deltas) == {("p", None, None), ("p", "u", None), ("p", None, "INSTANCE"), ("p", "u", "INSTANCE")}
+    assert all(delta == {"VCPU": -2, rules.CONSUMER_COUNT: -1} for delta in deltas.values())

@@ -7,7 +7,7 @@ from typing import Any
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import microversion, web
 from chalicelib.placement.microversion import Version
-from chalicelib.placement.models import INCOMPLETE_ID, ConsumerWrite
+from chalicelib.placement.models import INCOMPLETE_ID, UNKNOWN_CONSUMER_TYPE, ConsumerWrite
 from chalicelib.placement.schemas import allocation as schema
 from chalicelib.placement.service import PlacementService
 
@@ -34,7 +34,9 @@ def _by_provider(data: Any, version: Version) -> dict[str, dict[str, int]]:
     return result
 
 
-def _write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
+def consumer_write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
+    """One consumer's entry as validated. `mappings` (1.34) is checked by the schema and dropped, as
+    upstream does: it is neither stored nor shown."""
     project = data.get("project_id")
     user = data.get("user_id")
     if project is None:  # below 1.8: an "incomplete" consumer
@@ -44,6 +46,7 @@ def _write(uuid: str, data: dict[str, Any], version: Version) -> ConsumerWrite:
         allocations=_by_provider(data["allocations"], version),
         generation=data.get("consumer_generation"),
         check_generation=microversion.features(version).consumer_generations,
+        consumer_type=data.get("consumer_type"),  # required from 1.38 (the schema), absent before
     )
 
 
@@ -63,6 +66,8 @@ def show_for_consumer(service: PlacementService, request: Request) -> Reply:
         body["user_id"] = consumer.user_id
     if version >= (1, 28):
         body["consumer_generation"] = consumer.generation
+    if version >= (1, 38):
+        body["consumer_type"] = consumer.consumer_type or UNKNOWN_CONSUMER_TYPE
     return web.reply(request, 200, body, last_modified=consumer.updated_at)
 
 
@@ -71,7 +76,7 @@ def put_for_consumer(service: PlacementService, request: Request) -> Reply:
     version = web.version(request)
     uuid = _normal_consumer(request.params["consumer_uuid"])
     data = web.json_body(request, schema.for_put(version))
-    service.write_allocations([_write(uuid, data, version)], single=True)
+    service.write_allocations([consumer_write(uuid, data, version)], single=True)
     return web.no_content(request)
 
 
@@ -81,7 +86,7 @@ def post_many(service: PlacementService, request: Request) -> Reply:
         raise web.not_found()
     web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
-    writes = [_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
+    writes = [consumer_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]
     service.write_allocations(writes, single=False)
     return web.no_content(request)
 

@@ -19,10 +19,15 @@ def for_provider(service: PlacementService, request: Request) -> Reply:
 
 
 def totals(service: PlacementService, request: Request) -> Reply:
-    """Usage summed over a project (and user): only classes with allocations."""
+    """Usage summed over a project (and user): only classes with allocations; from 1.38 per consumer type."""
     if web.version(request) < (1, 9):
         raise web.not_found()
     web.check_accept(request)
-    params = web.query(request, schema.TOTALS_QUERY)
+    version = web.version(request)
+    params = web.query(request, schema.totals_query(version))
+    if version >= (1, 38):  # by consumer type, each with its consumer_count
+        by_type = service.usages_by_consumer_type(params["project_id"], params.get("user_id"),
+                                                  params.get("consumer_type"))
+        return web.reply(request, 200, {"usages": by_type})
     usages = service.usage_totals(params["project_id"], params.get("user_id"))
     return web.reply(request, 200, {"usages": usages})
