@@ -17,7 +17,12 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 (allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
-allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the floor.
+allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the
+floor; and ours alone behind the counting proxy answering Nova's boot query over the smallest tree
+count: DynamoDB calls and read units per query (`python -m bench.placement --candidates` runs only
+that, for every tree count).
+Then the allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's
+first validation, the cache's hit rate, and that a cached validation adds no round trip.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
 """
 
@@ -42,6 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench import placement_keystone
 from chalicelib.cli import use_local_credentials
 from devkit.placement.postgres import Postgres
 from devkit.placement.postgres import install as install_postgres
@@ -413,6 +419,17 @@ def items_in(operation: str, body: bytes) -> int:
     return 1
 
 
+def _consumed_units(payload: bytes) -> float:
+    """The capacity units a DynamoDB answer says it consumed (its ConsumedCapacity, when asked for)."""
+    try:
+        answer = json.loads(payload or b"{}")
+    except ValueError:
+        return 0.0
+    consumed = answer.get("ConsumedCapacity") if isinstance(answer, dict) else None
+    entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
+    return sum(float(e.get("CapacityUnits", 0) or 0) for e in entries if isinstance(e, dict))
+
+
 class CountingProxy:
     """Forwards every DynamoDB request to the store and counts them by operation (X-Amz-Target)."""
 
@@ -421,6 +438,7 @@ class CountingProxy:
         self.counts: collections.Counter[str] = collections.Counter()
         self.sizes: dict[str, list[int]] = collections.defaultdict(list)  # items per call, by operation
         self.actions: collections.Counter[str] = collections.Counter()  # transaction actions (Put, Update...)
+        self.units: dict[str, float] = collections.defaultdict(float)  # consumed capacity, by operation
         lock = threading.Lock()
         target = (parts.hostname, parts.port)
         proxy = self
@@ -443,6 +461,10 @@ class CountingProxy:
                     payload = response.read()
                 finally:
                     conn.close()
+                consumed = _consumed_units(payload)
+                if consumed:
+                    with lock:
+                        proxy.units[operation] += consumed
                 self.send_response(response.status)
                 for name, value in response.getheaders():
                     if name.lower() not in ("content-length", "connection", "transfer-encoding", "date", "server"):
@@ -511,6 +533,71 @@ def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float,
     finally:
         service.stop()
         proxy.stop()
+
+
+@dataclass
+class CandidateReads:
+    trees: int
+    candidates: int                    # allocation requests in the answer
+    calls: dict[str, float]            # DynamoDB operation -> calls per query
+    units: float                       # read units per query
+    latency: Phase                     # the queries, sequential
+
+
+def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
+    """Ours alone behind the counting proxy: `trees` compute trees, then Nova's boot query CANDIDATE_N times;
+    DynamoDB calls and read units per query, counted at the wire. None when ours lacks the shape."""
+    proxy = CountingProxy(store_endpoint)
+    service = start_placement_service(proxy.endpoint)
+    try:
+        client = Client(service.base, service.key)
+        client.setup("PUT", "/resource_classes/CUSTOM_BENCH_DEV", version="1.7")
+        client.setup("PUT", "/traits/CUSTOM_BENCH_DEV_KIND", version="1.6")
+        if not seed_trees(client, 0, trees):
+            print(f"\nours: seeding {trees} trees was incomplete", flush=True)
+            return None
+        # The warm-up, and the answer's size; as a setup call, since this thread's connection may have idled
+        # out while the trees were seeded.
+        status, answer = client.setup("GET", BOOT_QUERY, version="1.36")
+        if status != 200:
+            print(f"\nours: the boot query answered {status}: {json.dumps(answer)[:300]}", flush=True)
+            return None
+        proxy.counts.clear()
+        proxy.units.clear()
+        latency = measure("ours", "boot query", [lambda: client.call("GET", BOOT_QUERY, version="1.36")[0]]
+                          * CANDIDATE_N, 1)
+        return CandidateReads(trees, len(answer["allocation_requests"]),
+                              {op: n / CANDIDATE_N for op, n in sorted(proxy.counts.items())},
+                              sum(proxy.units.values()) / CANDIDATE_N, latency)
+    finally:
+        service.stop()
+        proxy.stop()
+
+
+def print_candidate_reads(reads: list[CandidateReads | None]) -> None:
+    print("ours: Nova's boot query (limit=1000, root_required=!COMPUTE_STATUS_DISABLED) alone, sequential, "
+          f"{CANDIDATE_N} queries, counted at the wire:")
+    for found in reads:
+        if found is None:
+            print("- unsupported (ours lacks traits, children or 1.36)")
+            continue
+        print(f"- {found.trees} trees: {found.candidates} candidates, p50 {found.latency.percentile(0.5):.1f} ms, "
+              f"p99 {found.latency.percentile(0.99):.1f} ms, {found.units:.1f} read units per query "
+              f"({', '.join(f'{op} {n:.1f}' for op, n in found.calls.items())} calls per query)")
+
+
+def candidates_only() -> int:
+    """`python -m bench.placement --candidates`: ours alone, Nova's boot query over BENCH_PLACEMENT_TREES
+    trees (no reference, no other phase): latency and read units per query."""
+    use_local_credentials()
+    print(describe_selection(), flush=True)
+    store = start_store()
+    try:
+        reads = [candidate_reads(store.endpoint, trees) for trees in TREES]
+    finally:
+        store.stop()
+    print_candidate_reads(reads)
+    return 0 if all(reads) else 1
 
 
 def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, float]) -> Phase:
@@ -695,6 +782,8 @@ def main() -> int:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
         reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
+        reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
+        keystone = placement_keystone.measure(store.endpoint, CountingProxy)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
@@ -723,6 +812,9 @@ def main() -> int:
           f"({', '.join(f'{op} {n:.2f} of {trips.items[op]:.1f} items' for op, n in trips.calls.items())}), "
           f"counted at the wire over {ROUND_TRIP_WRITES} writes; transaction actions per write: "
           f"{', '.join(f'{action} {n:.1f}' for action, n in trips.actions.items())}")
+    print_candidate_reads(reads)
+    for line in keystone.lines():
+        print(line)
     ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
           f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
@@ -738,4 +830,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(candidates_only() if "--candidates" in sys.argv[1:] else main())

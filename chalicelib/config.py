@@ -140,3 +140,22 @@ class PlacementAuthSettings:
     @property
     def keystone(self) -> bool:
         return self.auth == "keystone"
+
+
+@dataclass(frozen=True)
+class PlacementCandidateSettings:
+    """How GET /allocation_candidates bounds its work (docs/placement.md): at most `max_candidates` are
+    generated (Placement's `max_allocation_candidates`, unbounded there; bounded here), walking the trees
+    `depth-first` (every candidate of one tree before the next, as upstream's default) or `breadth-first`."""
+
+    max_candidates: int
+    strategy: str
+
+    @classmethod
+    def from_env(cls, env: Env | None = None) -> PlacementCandidateSettings:
+        env = os.environ if env is None else env
+        return cls(
+            max_candidates=env_int(env, "RP_PLACEMENT_MAX_CANDIDATES", 1000, minimum=1),
+            strategy=env_choice(env, "RP_PLACEMENT_CANDIDATE_STRATEGY", "depth-first",
+                                ("depth-first", "breadth-first")),
+        )

@@ -23,7 +23,7 @@ from chalicelib.api import ContractDeps
 from chalicelib.auth.principals import Principal
 from chalicelib.auth.repository import KeyRepository
 from chalicelib.auth.service import Authenticator
-from chalicelib.config import Settings
+from chalicelib.config import PlacementCandidateSettings, Settings
 from chalicelib.http.contract import CONTRACT
 from chalicelib.http.family import Family, Route, Wiring, build_blueprint
 from chalicelib.store.client import RoundTripCounter, make_client
@@ -31,7 +31,10 @@ from chalicelib.tenants.rules import principal_resolver
 from chalicelib.tenants.store import TenantStore
 
 if TYPE_CHECKING:
+    from chalicelib.auth.keystone import PlacementCallers
     from chalicelib.compute_api import ComputeDeps
+    from chalicelib.config import PlacementAuthSettings
+    from chalicelib.placement.policy import PlacementPolicy
     from chalicelib.placement.service import PlacementService
 
 T = TypeVar("T")
@@ -48,6 +51,8 @@ class Services:
     keys: KeyRepository
     authenticator: Authenticator
     tenants: TenantStore
+    # How Placement authenticates and authorizes; None: read from the environment on first use.
+    placement_auth_settings: PlacementAuthSettings | None = None
     _built: dict[str, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -73,9 +78,41 @@ class Services:
         def build() -> PlacementService:
             from chalicelib.placement.deps import placement_service
 
-            return placement_service(self.client, self.table)
+            return placement_service(self.client, self.table, PlacementCandidateSettings.from_env())
 
         return self._once("placement", build)
+
+    @property
+    def placement_auth(self) -> PlacementAuthSettings:
+        from chalicelib.config import PlacementAuthSettings
+
+        return self.placement_auth_settings or self._once("placement_auth", PlacementAuthSettings.from_env)
+
+    @property
+    def placement_callers(self) -> PlacementCallers:
+        """Who a Placement X-Auth-Token speaks for: Placement keys, and with RP_PLACEMENT_AUTH=keystone
+        Keystone tokens, validated by a validator built on the first token that is no key."""
+        auth = self.placement_auth  # read before `_once` takes the lock (it is not reentrant)
+
+        def build() -> PlacementCallers:
+            from chalicelib.auth.keystone import KeystoneValidator, PlacementCallers
+
+            keystone = KeystoneValidator.from_env if auth.keystone else None
+            return PlacementCallers(self.authenticator.authenticate, keystone)
+
+        return self._once("placement_callers", build)
+
+    @property
+    def placement_policy(self) -> PlacementPolicy:
+        """Placement's policy (RP_PLACEMENT_POLICY, RP_PLACEMENT_POLICY_FILE), read once."""
+        auth = self.placement_auth
+
+        def build() -> PlacementPolicy:
+            from chalicelib.placement.policy import load_policy
+
+            return load_policy(auth)
+
+        return self._once("placement_policy", build)
 
 
 def build_services(settings: Settings | None = None, client: Any = None) -> Services:
@@ -149,7 +186,13 @@ def placement_blueprint() -> Blueprint:
     from chalicelib.placement.family import PlacementFamily
     from chalicelib.placement.handler import ROUTES
 
-    return _blueprint(PlacementFamily(), ROUTES, lambda: services().placement)
+    family = PlacementFamily(policy=lambda: services().placement_policy)
+    wiring = Wiring(deps=lambda: services().placement, authenticate=_placement_caller)
+    return build_blueprint(family, ROUTES, wiring)
+
+
+def _placement_caller(token: str | None) -> Principal:
+    return services().placement_callers.principal(token)
 
 
 # --- scheduled functions and event sources -----------------------------------------------------------

@@ -152,6 +152,12 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
             # The stage's schedule (Chalice writes the one app.py names; the merge replaces it).
             properties["Events"] = {d.schedule_event_logical_id(function): {"Properties": {
                 "Schedule": d.schedule_for(settings, function)}}}
+        if function == d.API_HANDLER:
+            # How Placement authenticates and authorizes (docs/placement-keystone.md): the deployer's choice
+            # per stack. Keystone's URL and the service's credentials are the RP_COMMITMENTS_SECRET_ID
+            # secret's (its auth_url), which only this function and the commitment sync may read.
+            properties["Environment"] = {"Variables": {
+                variable: ref(parameter) for parameter, (variable, _, _) in d.PLACEMENT_AUTH_PARAMETERS.items()}}
         resources[fn_id] = {"Properties": properties}
 
     if d.API_HANDLER in functions.names:
@@ -168,6 +174,9 @@ def merge_template(stage: d.Stage) -> dict[str, Any]:
                 "Type": "String", "Default": d.DEFAULT_VIEW_EVENT_SOURCE,
                 "Description": "The `source` of Beto's events on that bus",
             },
+            **{parameter: {"Type": "String", "Default": choices[0], "AllowedValues": list(choices),
+                           "Description": description}
+               for parameter, (_, choices, description) in d.PLACEMENT_AUTH_PARAMETERS.items()},
         },
         "Resources": resources,
         "Outputs": {

@@ -72,6 +72,19 @@ def secret_arn(name: str, template: bool) -> Arn:
 # --- end commitment sync ---
 
 
+# --- Placement behind Keystone (issue 16) ---
+# Template parameter -> (the API function's variable, its values with the default first, description).
+# Keystone's URL and the service account are the RP_COMMITMENTS_SECRET_ID secret's: no RP_OPENSTACK_*.
+PLACEMENT_AUTH_PARAMETERS = {
+    "PlacementAuth": ("RP_PLACEMENT_AUTH", ("keys", "keystone"),
+                      "What opens Placement: Placement keys only, or Keystone tokens too (validated at the "
+                      "auth_url of the RP_COMMITMENTS_SECRET_ID secret, whose account needs the service role)"),
+    "PlacementPolicy": ("RP_PLACEMENT_POLICY", ("secure", "legacy"),
+                        "Placement's policy defaults: the new ones, or the deprecated rules too"),
+}
+# --- end Placement behind Keystone ---
+
+
 # ---------------------------------------------------------------------------
 # What each Lambda function may do. Derived from the store calls the code makes
 # (grep chalicelib for `client.` and the TransactItems it builds):

@@ -26,15 +26,15 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.auth.principals import Principal
 from chalicelib.config import ConfigurationError, Env, Settings, env_str
 from chalicelib.errors import Unauthorized, Unavailable
 
 if TYPE_CHECKING:
-    from chalicelib.auth.principals import Principal
     from chalicelib.commitments.upstream import OpenStackConfig
 
 log = logging.getLogger(__name__)
@@ -353,15 +353,29 @@ class PlacementCallers:
         return f"PlacementCallers(keystone={self._keystone_factory is not None})"
 
     def credential(self, token: str | None) -> Credential:
+        credential = self.principal(token).credential
+        assert isinstance(credential, Credential)
+        return credential
+
+    def principal(self, token: str | None) -> Principal:
+        """The Placement family's principal of the token, kind `placement`, its credential attached for
+        the policy: a Placement key keeps its grant and gets `placement_key_credential()`; a Keystone
+        caller holds no grant, only the token's roles and scope."""
         try:
             principal = self._authenticate(token)
         except Unauthorized:
             if self._keystone_factory is None or not token:
                 raise
-            return self._validator().validate(token)
+            credential = self._validator().validate(token)
+            return Principal("placement", credential.user_id, credential=credential)
         if principal.kind != "placement":
             raise Unauthorized()
-        return placement_key_credential(principal.name)
+        return replace(principal, credential=placement_key_credential(principal.name))
+
+    @property
+    def validator(self) -> KeystoneValidator | None:
+        """The Keystone validator once built (its hit and miss counts), else None."""
+        return self._keystone
 
     def _validator(self) -> KeystoneValidator:
         with self._lock:

@@ -12,8 +12,9 @@ carries grants that could drift from the code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from chalicelib.contract.types import SITES
 
@@ -31,6 +32,13 @@ PLACEMENT_GRANT = "placement:admin@placement"
 KEY_TARGETS = (*SITES, SERVICE, PLACEMENT)
 
 
+class PolicyCredential(Protocol):
+    """What a policy reads of a caller (oslo.context's `to_policy_values()`): chalicelib.auth.keystone's
+    Credential for Placement's callers."""
+
+    def policy_values(self) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Principal:
     kind: PrincipalKind
@@ -38,6 +46,9 @@ class Principal:
     tenant: str | None = None
     site: str | None = None
     grants: frozenset[str] = field(default_factory=frozenset)
+    # Placement's callers only: what its policy reads of the caller (a Placement key's fixed roles, or a
+    # validated Keystone token's user, project, roles and scope); None for every other family's principal.
+    credential: PolicyCredential | None = None
 
     def allows(self, grant: str) -> bool:
         return grant in self.grants

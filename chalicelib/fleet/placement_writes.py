@@ -4,7 +4,9 @@ Placement's store executes its own transactions; fleet needs the same items insi
 transaction, so they come from Placement's own item builders (chalicelib/placement/items.py: the item
 layout and its invariants stay Placement's), with the conditions Placement states: a new provider's
 uuid and name are free; an existing one is unchanged since it was read (its `version`). Each
-inventory write bumps the generation and the version, as Placement's own inventory writes do.
+inventory write bumps the generation and the version, as Placement's own inventory writes do, and
+writes the resource-class index items of the classes it adds or removes (`items.class_index_updates`:
+allocation candidates find providers by class through them).
 
 Every provider fleet writes is linked to its tenant's fleet version (`Provider.linked_version`), so
 Placement's own inventory writes and deletes of it move that version in their transaction (an apply
@@ -53,7 +55,8 @@ def provider_ops(table: str, read: Provider | None, uuid: str, name: str,
     if read is None:
         created = Provider(uuid=uuid, name=name, generation=1, version=1, inventories=inventories,
                            linked_version=link, created_at=items.now_us())
-        return ([items.provider_put(table, created, "attribute_not_exists(pk)"), items.name_claim(table, name, uuid)],
+        return ([items.provider_put(table, created, "attribute_not_exists(pk)"), items.name_claim(table, name, uuid),
+                 *items.class_index_updates(table, uuid, {}, inventories)],
                 items.class_ref_deltas({}, inventories))
     same_classes = provider_classes(read) == dict(classes)
     if same_classes and read.linked_version == link:
@@ -68,8 +71,9 @@ def provider_ops(table: str, read: Provider | None, uuid: str, name: str,
                            field=f"/capacity/{in_use[0]}")
     written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1,
                       linked_version=link)
-    return [items.provider_put(table, written, condition, values)], items.class_ref_deltas(read.inventories,
-                                                                                           inventories)
+    return ([items.provider_put(table, written, condition, values),
+             *items.class_index_updates(table, uuid, read.inventories, inventories)],
+            items.class_ref_deltas(read.inventories, inventories))
 
 
 def provider_items(table: str, read: Provider | None, uuid: str, name: str,

@@ -58,6 +58,7 @@ OBJECT_OP = "object"  # an object's put (create: absent; update: present) or del
 PROVIDER_NEW_OP = "provider_new"  # a pool's new Placement provider: its uuid is free
 NAME_CLAIM_OP = "provider_name_claim"  # ... and its provider name is free
 PROVIDER_OP = "provider_unchanged"  # an existing provider's inventories: unchanged since read
+CLASS_INDEX_OP = "provider_class_index"  # a class a provider gains or loses, in Placement's class index
 CLASS_REFS_OP = "class_refs"  # a CUSTOM_* class's reference count: the class exists
 VERSION_OP = "fleet_version"  # the tenant's fleet version: the one the decision was made on
 DOCUMENT_OP = "document_chunk"
@@ -213,6 +214,8 @@ class FleetStore:
                 # provider_items' order: a new provider and its name claim, or the update of an existing one (or none).
                 names = (PROVIDER_NEW_OP, NAME_CLAIM_OP) if snapshot.providers.get(pool.id) is None else (PROVIDER_OP,)
                 ops.extend(Op(name, item) for name, item in zip(names, provider, strict=False))
+                # ... then the resource-class index items of the classes it gains or loses (no condition).
+                ops.extend(Op(CLASS_INDEX_OP, item) for item in provider[len(names):])
                 for rc, d in refs.items():
                     deltas[rc] = deltas.get(rc, 0) + d
         ops.extend(Op(CLASS_REFS_OP, item) for item in class_ref_items(self.table, deltas))

@@ -134,6 +134,11 @@ class Family:
         """Whether this family's routes are open to this kind of principal at all (else 401)."""
         return True
 
+    def permits(self, principal: Principal, grant: str, request: Request) -> bool:
+        """Whether the principal may use a route declaring `grant` (Placement: a policy rule, decided by
+        its policy from the caller's roles and scope)."""
+        return principal.allows(grant)
+
     def render(self, request: Request, error: Exception) -> Reply:
         raise NotImplementedError
 
@@ -219,7 +224,7 @@ def _authorize(wiring: Wiring[Any], family: Family, routes: Sequence[Route[Any]]
     if not family.accepts(principal):
         raise Unauthorized()
     needed = [route.grant.format(**request.params) for route in routes if route.grant is not None]
-    if needed and not any(grant == ANY_PRINCIPAL or principal.allows(grant) for grant in needed):
+    if needed and not any(grant == ANY_PRINCIPAL or family.permits(principal, grant, request) for grant in needed):
         raise Forbidden(routes[0], needed[0])
     return replace(request, principal=principal)
 

@@ -151,6 +151,7 @@ class Summary:
 class Result:
     candidates: list[Candidate]
     summaries: list[Summary]
+    steps: int = 0  # prefixes and combinations the walk looked at: its work, counted (not timed)
 
 
 EMPTY = Result([], [])
@@ -500,8 +501,11 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
         for answer in answers:
             by_anchor[answer.anchor][suffix].append(answer)
     isolate = wide.group_policy == "isolate"
+    steps = 0
 
     def dead_end(prefix: Sequence[_Answer]) -> bool:
+        nonlocal steps
+        steps += 1
         return (isolate and _isolation_broken(prefix)) or _overdrawn(snapshot, prefix)
 
     generators = [
@@ -521,14 +525,14 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
         if len(kept) >= wide.max_candidates > 0 or examined >= wide.max_examined:
             break
     candidates = list(kept.values())
-    if not candidates:
-        return EMPTY
     if not wide.nested_aware and search.has_trees:
         candidates = [c for c in candidates
                       if len({snapshot.providers[u].root for u in c.resources}) == len(c.resources)]
+    if not candidates:
+        return Result([], [], steps)
     if wide.limit is not None and wide.limit < len(candidates):
         candidates = candidates[:wide.limit]
-    return Result(candidates, _summaries(snapshot, candidates, wide, search))
+    return Result(candidates, _summaries(snapshot, candidates, wide, search), steps)
 
 
 def _same_subtree_ok(snapshot: Snapshot, wide: RequestWide, combination: Sequence[_Answer],

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.config import PlacementCandidateSettings
 from chalicelib.placement.service import PlacementService
 from chalicelib.placement.store import PlacementStore
 
 
-def placement_service(client: Any, table: str) -> PlacementService:
-    return PlacementService(PlacementStore(client, table))
+def placement_service(client: Any, table: str,
+                      candidates: PlacementCandidateSettings | None = None) -> PlacementService:
+    """`candidates` None: read from the environment (RP_PLACEMENT_MAX_CANDIDATES, ..._CANDIDATE_STRATEGY)."""
+    return PlacementService(PlacementStore(client, table), candidates)
 

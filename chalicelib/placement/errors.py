@@ -17,6 +17,8 @@ PROVIDER_IN_USE = "placement.resource_provider.inuse"
 PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
 PROVIDER_CANNOT_DELETE_PARENT = "placement.resource_provider.cannot_delete_parent"
 QUERY_BAD_VALUE = "placement.query.bad_value"
+QUERY_MISSING_VALUE = "placement.query.missing_value"
+QUERY_DUPLICATE_KEY = "placement.query.duplicate_key"
 
 
 class PlacementError(Exception):

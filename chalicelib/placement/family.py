@@ -12,9 +12,11 @@ from __future__ import annotations
 import html
 import logging
 import re
+import sys
 import uuid as uuidlib
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Response
 
@@ -24,6 +26,9 @@ from chalicelib.auth.principals import Principal
 from chalicelib.http.family import Family, Forbidden, Reply, Request
 from chalicelib.placement import errors, microversion, web
 from chalicelib.placement.web import HttpError
+
+if TYPE_CHECKING:
+    from chalicelib.placement.policy import PlacementPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +78,8 @@ def as_http_error(error: Exception) -> HttpError:
     if isinstance(error, microversion.Unacceptable):
         return HttpError(406, str(error), extra={"max_version": microversion.text(microversion.MAX_VERSION),
                                                  "min_version": microversion.text(microversion.MIN_VERSION)})
-    if isinstance(error, Forbidden):
-        return HttpError(403, "Policy does not allow this operation to be performed.")
+    if isinstance(error, Forbidden):  # the route's grant is the policy rule that refused (Placement's text)
+        return HttpError(403, f"Policy does not allow {error.grant} to be performed.")
     if isinstance(error, service_errors.Unauthorized):
         return HttpError(401, "The request you have made requires authentication.")
     if isinstance(error, service_errors.MethodNotAllowed):
@@ -83,6 +88,10 @@ def as_http_error(error: Exception) -> HttpError:
                          headers={"allow": ", ".join(allowed)} if allowed else {})
     if isinstance(error, service_errors.NotFound):
         return HttpError(404, "")
+    keystone = sys.modules.get("chalicelib.auth.keystone")  # loaded by whoever raised its error
+    if keystone is not None and isinstance(error, keystone.KeystoneUnavailable):
+        return HttpError(503, "The identity service could not validate the token; nothing was done. "
+                              "Retry the request.")
     if isinstance(error, service_errors.Unavailable):
         return HttpError(503, "The data store did not answer; nothing was changed. Retry the request.")
     if isinstance(error, service_errors.BadRequest):
@@ -167,9 +176,29 @@ def error_text(error: HttpError, request: Request, kind: str) -> str:
 
 
 class PlacementFamily(Family):
+    """`policy` gives Placement's policy (built once, on the first request that needs it, by the
+    composition root); each route's grant is the policy rule it enforces (handler.py)."""
+
     name = "placement"
     prefixes = ("/placement",)
     head_from_get = False  # Placement answers HEAD 405 with Allow on every route
+    # A method no route serves is 405 for any caller Placement accepts, before any policy (as upstream,
+    # whose handlers call the policy only once routed).
+    wrong_method_needs_grant = False
+
+    def __init__(self, policy: Callable[[], PlacementPolicy] | None = None) -> None:
+        self._policy = policy or _policy_from_env
+
+    def permits(self, principal: Principal, grant: str, request: Request) -> bool:
+        """The route's rule, decided by Placement's policy from the caller's credential, with the target
+        upstream's handler passes (GET /usages: the project asked about)."""
+        if principal.credential is None:
+            return False
+        from chalicelib.placement.policy import target_of_rule
+
+        creds = principal.credential.policy_values()
+        query = {name: values[0] for name, values in request.query.items() if values}
+        return self._policy().enforce(grant, creds, target_of_rule(grant, creds, query))
 
     def begin(self, request: Request) -> None:
         sent = request.all(microversion.HEADER.lower())
@@ -225,3 +254,16 @@ def _path(request: Request) -> str:
     if stage and path.startswith(f"/{stage}/"):
         return path[len(stage) + 1:]
     return path
+
+
+_from_env: list[PlacementPolicy] = []
+
+
+def _policy_from_env() -> PlacementPolicy:
+    """The policy the environment names, read once (a family built without the composition root's)."""
+    if not _from_env:
+        from chalicelib.config import PlacementAuthSettings
+        from chalicelib.placement.policy import load_policy
+
+        _from_env.append(load_policy(PlacementAuthSettings.from_env()))
+    return _from_env[0]

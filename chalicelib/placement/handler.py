@@ -1,23 +1,29 @@
 """The Placement API's one route table (as upstream's placement/handler.py); the composition root,
 chalicelib.runtime, builds its blueprint. The handlers are in chalicelib/placement/handlers/, one
 module per resource, each taking the Placement service; they are imported on the first request that
-needs them, so `import app` does not pay for Placement's schemas and jsonschema."""
+needs them, so `import app` does not pay for Placement's schemas and jsonschema.
+
+Each route's grant is the policy rule upstream's handler enforces (`placement:...`, placement 16.0.0's
+`placement/policies/`), decided by Placement's policy from the caller's roles and scope
+(PlacementFamily.permits; docs/placement-keystone.md). A new route names its rule here;
+tests/unit/test_placement_callers.py checks each against upstream's."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from chalicelib.auth.principals import PLACEMENT_GRANT
-from chalicelib.http.family import Reply, Request, Route, lazy
+from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
 
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
-G = PLACEMENT_GRANT
 
-UNBUILT_PATHS = (  # allocation candidates: 404 (handlers/unbuilt.py)
-    "/placement/allocation_candidates",
-)
+UNBUILT_PATHS: tuple[str, ...] = ()  # every Placement 16.0.0 endpoint is built (handlers/unbuilt.py: none left)
+
+
+# The rule upstream enforces on each unbuilt path's methods (a method upstream does not declare there needs
+# none: it is 404 like the rest, for any caller Placement accepts).
+UNBUILT_RULES: dict[tuple[str, str], str] = {}
 
 
 def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
@@ -26,57 +32,79 @@ def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
     return lazy(f"chalicelib.placement.handlers.{module}", function)
 
 
-def _route(name: str, method: str, path: str, grant: str | None, module: str, function: str) -> Route[Any]:
-    return Route(name, method, path, grant, _serve(module, function))
+def _route(name: str, method: str, path: str, rule: str | None, module: str, function: str) -> Route[Any]:
+    """`rule`: the policy rule the route enforces; None: the route needs no credential."""
+    return Route(name, method, path, rule, _serve(module, function))
 
 
 ROUTES: list[Route[Any]] = [
     # API Gateway (and Chalice's local matcher) drop the trailing slash: this serves /placement/ too.
     _route("placement.root", "GET", P, None, "root", "home"),
-    _route("placement.resource_providers.list", "GET", f"{P}/resource_providers", G, "resource_provider", "list_all"),
-    _route("placement.resource_providers.create", "POST", f"{P}/resource_providers", G, "resource_provider",
-           "create"),
-    _route("placement.resource_providers.show", "GET", RP, G, "resource_provider", "show"),
-    _route("placement.resource_providers.update", "PUT", RP, G, "resource_provider", "update"),
-    _route("placement.resource_providers.delete", "DELETE", RP, G, "resource_provider", "delete"),
-    _route("placement.aggregates.show", "GET", f"{RP}/aggregates", G, "aggregate", "show"),
-    _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates", G, "aggregate", "replace"),
-    _route("placement.inventories.list", "GET", f"{RP}/inventories", G, "inventory", "list_all"),
-    _route("placement.inventories.create", "POST", f"{RP}/inventories", G, "inventory", "add_one"),
-    _route("placement.inventories.replace", "PUT", f"{RP}/inventories", G, "inventory", "replace_all"),
-    _route("placement.inventories.delete_all", "DELETE", f"{RP}/inventories", G, "inventory", "delete_all"),
-    _route("placement.inventory.show", "GET", f"{RP}/inventories/{{resource_class}}", G, "inventory", "show_one"),
-    _route("placement.inventory.update", "PUT", f"{RP}/inventories/{{resource_class}}", G, "inventory",
-           "update_one"),
-    _route("placement.inventory.delete", "DELETE", f"{RP}/inventories/{{resource_class}}", G, "inventory",
-           "delete_one"),
-    _route("placement.usages.provider", "GET", f"{RP}/usages", G, "usage", "for_provider"),
-    _route("placement.allocations.provider", "GET", f"{RP}/allocations", G, "allocation", "list_for_provider"),
-    _route("placement.allocations.post", "POST", f"{P}/allocations", G, "allocation", "post_many"),
-    _route("placement.allocations.show", "GET", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
-           "show_for_consumer"),
-    _route("placement.allocations.put", "PUT", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
-           "put_for_consumer"),
-    _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}", G, "allocation",
-           "delete_for_consumer"),
-    _route("placement.reshaper", "POST", f"{P}/reshaper", G, "reshaper", "reshape"),
-    _route("placement.usages.totals", "GET", f"{P}/usages", G, "usage", "totals"),
-    _route("placement.resource_classes.list", "GET", f"{P}/resource_classes", G, "resource_class", "list_all"),
-    _route("placement.resource_classes.create", "POST", f"{P}/resource_classes", G, "resource_class", "create"),
-    _route("placement.resource_classes.show", "GET", f"{P}/resource_classes/{{name}}", G, "resource_class",
-           "show"),
-    _route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}", G, "resource_class", "put"),
-    _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}", G, "resource_class",
-           "delete"),
-    _route("placement.traits.list", "GET", f"{P}/traits", G, "trait", "list_all"),
-    _route("placement.traits.show", "GET", f"{P}/traits/{{name}}", G, "trait", "show"),
-    _route("placement.traits.put", "PUT", f"{P}/traits/{{name}}", G, "trait", "put"),
-    _route("placement.traits.delete", "DELETE", f"{P}/traits/{{name}}", G, "trait", "delete"),
-    _route("placement.traits.provider", "GET", f"{RP}/traits", G, "trait", "list_for_provider"),
-    _route("placement.traits.provider_set", "PUT", f"{RP}/traits", G, "trait", "set_for_provider"),
-    _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits", G, "trait", "delete_for_provider"),
+    _route("placement.resource_providers.list", "GET", f"{P}/resource_providers",
+           "placement:resource_providers:list", "resource_provider", "list_all"),
+    _route("placement.resource_providers.create", "POST", f"{P}/resource_providers",
+           "placement:resource_providers:create", "resource_provider", "create"),
+    _route("placement.resource_providers.show", "GET", RP,
+           "placement:resource_providers:show", "resource_provider", "show"),
+    _route("placement.resource_providers.update", "PUT", RP,
+           "placement:resource_providers:update", "resource_provider", "update"),
+    _route("placement.resource_providers.delete", "DELETE", RP,
+           "placement:resource_providers:delete", "resource_provider", "delete"),
+    _route("placement.aggregates.show", "GET", f"{RP}/aggregates",
+           "placement:resource_providers:aggregates:list", "aggregate", "show"),
+    _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates",
+           "placement:resource_providers:aggregates:update", "aggregate", "replace"),
+    _route("placement.inventories.list", "GET", f"{RP}/inventories",
+           "placement:resource_providers:inventories:list", "inventory", "list_all"),
+    _route("placement.inventories.create", "POST", f"{RP}/inventories",
+           "placement:resource_providers:inventories:create", "inventory", "add_one"),
+    _route("placement.inventories.replace", "PUT", f"{RP}/inventories",
+           "placement:resource_providers:inventories:update", "inventory", "replace_all"),
+    _route("placement.inventories.delete_all", "DELETE", f"{RP}/inventories",
+           "placement:resource_providers:inventories:delete", "inventory", "delete_all"),
+    _route("placement.inventory.show", "GET", f"{RP}/inventories/{{resource_class}}",
+           "placement:resource_providers:inventories:show", "inventory", "show_one"),
+    _route("placement.inventory.update", "PUT", f"{RP}/inventories/{{resource_class}}",
+           "placement:resource_providers:inventories:update", "inventory", "update_one"),
+    _route("placement.inventory.delete", "DELETE", f"{RP}/inventories/{{resource_class}}",
+           "placement:resource_providers:inventories:delete", "inventory", "delete_one"),
+    _route("placement.usages.provider", "GET", f"{RP}/usages",
+           "placement:resource_providers:usages", "usage", "for_provider"),
+    _route("placement.allocations.provider", "GET", f"{RP}/allocations",
+           "placement:resource_providers:allocations:list", "allocation", "list_for_provider"),
+    _route("placement.allocations.post", "POST", f"{P}/allocations",
+           "placement:allocations:manage", "allocation", "post_many"),
+    _route("placement.allocations.show", "GET", f"{P}/allocations/{{consumer_uuid}}",
+           "placement:allocations:list", "allocation", "show_for_consumer"),
+    _route("placement.allocations.put", "PUT", f"{P}/allocations/{{consumer_uuid}}",
+           "placement:allocations:update", "allocation", "put_for_consumer"),
+    _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}",
+           "placement:allocations:delete", "allocation", "delete_for_consumer"),
+    _route("placement.reshaper", "POST", f"{P}/reshaper", "placement:reshaper:reshape", "reshaper", "reshape"),
+    _route("placement.usages.totals", "GET", f"{P}/usages", "placement:usages", "usage", "totals"),
+    _route("placement.resource_classes.list", "GET", f"{P}/resource_classes",
+           "placement:resource_classes:list", "resource_class", "list_all"),
+    _route("placement.resource_classes.create", "POST", f"{P}/resource_classes",
+           "placement:resource_classes:create", "resource_class", "create"),
+    _route("placement.resource_classes.show", "GET", f"{P}/resource_classes/{{name}}",
+           "placement:resource_classes:show", "resource_class", "show"),
+    _route("placement.resource_classes.put", "PUT", f"{P}/resource_classes/{{name}}",
+           "placement:resource_classes:update", "resource_class", "put"),
+    _route("placement.resource_classes.delete", "DELETE", f"{P}/resource_classes/{{name}}",
+           "placement:resource_classes:delete", "resource_class", "delete"),
+    _route("placement.traits.list", "GET", f"{P}/traits", "placement:traits:list", "trait", "list_all"),
+    _route("placement.traits.show", "GET", f"{P}/traits/{{name}}", "placement:traits:show", "trait", "show"),
+    _route("placement.traits.put", "PUT", f"{P}/traits/{{name}}", "placement:traits:update", "trait", "put"),
+    _route("placement.traits.delete", "DELETE", f"{P}/traits/{{name}}", "placement:traits:delete", "trait", "delete"),
+    _route("placement.traits.provider", "GET", f"{RP}/traits",
+           "placement:resource_providers:traits:list", "trait", "list_for_provider"),
+    _route("placement.traits.provider_set", "PUT", f"{RP}/traits",
+           "placement:resource_providers:traits:update", "trait", "set_for_provider"),
+    _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits",
+           "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
     *[
-        _route("placement.unbuilt", method, path, G, "unbuilt", "not_built")
+        _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
+               "not_built")
         for path in UNBUILT_PATHS
         for method in ("GET", "PUT", "POST", "DELETE")
     ],

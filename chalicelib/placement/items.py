@@ -8,6 +8,9 @@ Each builder states the invariants other packages rely on, so no caller can leav
   only its writer of record sets and Placement's API cannot change: a rename keeps it.
 - a provider's name is claimed by a `PLRPNAME#<name>` item (unique names);
 - a custom class held in an inventory is counted on the class item (a class in use is not deleted);
+- every class a provider holds in its inventories has a `PLRCX#<class>` / `<provider uuid>` item (the
+  resource-class index allocation candidates start from), written and deleted with the inventory write
+  that adds or removes the class (`class_index_updates`).
 - a custom trait held by a provider is counted on its `PLTRAIT` item (a trait in use is not deleted), and a
   provider holding MISC_SHARES_VIA_AGGREGATE has a `PLSHARE` index item (sharing providers by one Query).
 
@@ -35,6 +38,8 @@ NAME_CLAIM = "name_claim"
 OLD_NAME_CLAIM = "old_name_claim"
 LINKED_VERSION = "linked_version"
 CLASS_REF = "class_ref:"
+CLASS_INDEX = "class_index:"
+CLASS_INDEX_PREFIX = "PLRCX#"
 PARENT = "parent"  # the parent's `children` counter, moved with its child's create, delete or move
 OLD_PARENT = "old_parent"
 DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten, or checked unchanged)
@@ -87,6 +92,10 @@ def usage_key(project: str, user: str | None, consumer_type: str | None = None) 
 
 def class_key(name: str) -> dict[str, Any]:
     return key("PLRC", name)
+
+
+def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
+    return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
 
 
 def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
@@ -196,6 +205,17 @@ def class_ref_deltas(before: Mapping[str, Inventory], after: Mapping[str, Invent
     return deltas
 
 
+def class_index_updates(table: str, uuid: str, before: Mapping[str, Inventory],
+                        after: Mapping[str, Inventory]) -> list[Op]:
+    """The resource-class index items of a provider whose inventory classes go from `before` to `after`: one
+    put per class added, one delete per class removed (unconditional: they are projections of the provider
+    put or delete in the same transaction, which carries the condition)."""
+    ops = [Op(f"{CLASS_INDEX}{rc}", {"Put": {"TableName": table, "Item": to_item({
+        "pk": f"{CLASS_INDEX_PREFIX}{rc}", "sk": uuid, "kind": "placement-class-index"})}})
+        for rc in sorted(after) if rc not in before]
+    ops += [Op(f"{CLASS_INDEX}{rc}", {"Delete": {"TableName": table, "Key": class_index_key(rc, uuid)}})
+            for rc in sorted(before) if rc not in after]
+    return ops
 def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
     """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
     deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
@@ -259,7 +279,8 @@ def create_provider(table: str, provider: Provider) -> list[Op]:
     return [provider_put(table, provider, "attribute_not_exists(pk)"),
             name_claim(table, provider.name, provider.uuid),
             *parent,
-            *class_ref_updates(table, class_ref_deltas({}, provider.inventories))]
+            *class_ref_updates(table, class_ref_deltas({}, provider.inventories)),
+            *class_index_updates(table, provider.uuid, {}, provider.inventories)]
 
 
 def rename_provider(table: str, read: Provider, name: str) -> tuple[Provider, list[Op]]:
@@ -279,6 +300,7 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
                           "version": read.version + 1, "inventory_version": read.inventory_version + 1})
     return written, [provider_put(table, written, condition, values),
                      *class_ref_updates(table, class_ref_deltas(read.inventories, inventories)),
+                     *class_index_updates(table, read.uuid, read.inventories, inventories),
                      *linked_version_bump(table, read)]
 
 
@@ -299,6 +321,7 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
             *parent,
             *aggregate_member_changes(table, read.uuid, read.aggregates, frozenset()),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
+            *class_index_updates(table, read.uuid, read.inventories, {}),
             *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
             *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]

@@ -13,7 +13,10 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from chalicelib.config import PlacementCandidateSettings
 from chalicelib.placement import errors, items, reshape, rules, traits, trees
+from chalicelib.placement.candidate_query import CandidateQuery
+from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
 from chalicelib.placement.list_filters import MemberOf, has_room, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
@@ -52,8 +55,9 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 
 
 class PlacementService:
-    def __init__(self, store: PlacementStore) -> None:
+    def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None) -> None:
         self.store = store
+        self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
         self.reshaper = Reshaper(store)
 
     def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
@@ -412,6 +416,14 @@ class PlacementService:
             raise errors.ProviderNotFound(
                 f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found")
         return provider, allocations
+
+    # --- allocation candidates ----------------------------------------------------------------
+
+    def allocation_candidates(self, query: CandidateQuery) -> Result:
+        """Read-only: candidates from indexed state (they may be stale; a claim re-checks everything)."""
+        from chalicelib.placement.candidate_search import CandidateSearch
+
+        return CandidateSearch(self.store, self.candidate_settings).run(query)
 
     # --- usages and resource classes -----------------------------------------------------------
 

@@ -11,6 +11,7 @@
 | usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
 | usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
 | custom resource class             | PLRC                   | <name>          |
+| resource-class index              | PLRCX#<class>          | <provider uuid> |
 | aggregate membership              | PLAGG#<aggregate>      | <provider uuid> |
 | custom trait (refs: its holders)   | PLTRAIT                | <name>          |
 | sharing provider index             | PLSHARE                | <uuid>          |
@@ -28,9 +29,10 @@ made in rules.py from the values those conditions pin.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from chalicelib.placement import errors, items, reshape
+from chalicelib.placement import errors, items, reshape, trees
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
     SHARING_PK,
@@ -60,6 +62,7 @@ from chalicelib.store.ops import (
     get_item,
     put_if,
     query_all,
+    query_pages,
     transact,
 )
 
@@ -178,7 +181,7 @@ class PlacementStore:
             ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
         )
         found = self.providers([uuid_of_sort_key(i["gsi1sk"]) for i in items])
-        return [p for p in found.values() if p is not None and p.root == root]
+        return trees.tree_members((p for p in found.values() if p is not None), root)
 
     def aggregate_members(self, aggregate: str) -> set[str]:
         """The providers of one aggregate: one consistent Query of its `PLAGG#<aggregate>` partition."""
@@ -311,6 +314,37 @@ class PlacementStore:
             return set()
         found = self._batch([class_key(n) for n in names])
         return {sk for (_pk, sk) in found}
+
+    # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
+
+    def _keys(self, pk: str, page_size: int | None = None) -> Iterator[list[str]]:
+        """The sort keys of one partition, page by page (read as they are asked for)."""
+        extra: dict[str, Any] = {"Limit": page_size} if page_size else {}
+        for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=False,
+                                ProjectionExpression="sk", ExpressionAttributeValues={":pk": {"S": pk}}, **extra):
+            yield [item["sk"] for item in page]
+
+    def class_holder_pages(self, resource_class: str, page_size: int) -> Iterator[list[str]]:
+        """The providers holding an inventory of the class (the resource-class index), `page_size` at a time."""
+        return self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}", page_size)
+
+    def class_holders(self, resource_class: str) -> list[str]:
+        return [u for page in self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}") for u in page]
+
+    def tree_uuids(self, root: str) -> list[str]:
+        """Every provider of the tree rooted at `root`: one Query of gsi1 (keys only)."""
+        found = self._query(
+            IndexName="gsi1", ConsistentRead=False,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :root)",
+            ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
+        )
+        return [uuid_of_sort_key(i["gsi1sk"]) for i in found]
+
+    def providers_for_candidates(self, uuids: list[str]) -> dict[str, Provider]:
+        """The providers that exist among `uuids` (eventually consistent BatchGets, 100 keys each)."""
+        found = batch_get(self._client, self._table, [provider_key(u) for u in dict.fromkeys(uuids)],
+                          consistent=False)
+        return {item["uuid"]: _provider(item) for item in found.values()}
 
     def custom_traits(self) -> list[dict[str, Any]]:
         """Every custom trait's registry item (name in `sk`, `refs`, `createdAt`): one Query of PLTRAIT."""

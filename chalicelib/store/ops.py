@@ -151,15 +151,16 @@ def _batch_get_chunk(client: Any, table: str, keys: list[ItemKey], extra: dict[s
 
 def batch_get(
     client: Any, table: str, keys: list[ItemKey], *, projection: str | None = None,
-    names: dict[str, str] | None = None, workers: int = 1,
+    names: dict[str, str] | None = None, workers: int = 1, consistent: bool = True,
 ) -> dict[KeyId, Item]:
-    """Strongly consistent reads of any number of distinct keys, by (pk, sk).
+    """Strongly consistent reads of any number of distinct keys, by (pk, sk) (eventually consistent ones,
+    at half the read units, when `consistent` is False).
 
     One BatchGetItem per 100 keys; with `workers` > 1 those calls run in
     parallel (the boto3 client is thread-safe). A projection must name `pk`
     and `sk`, which index the answer.
     """
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {} if consistent else {"ConsistentRead": False}
     if projection is not None:
         extra["ProjectionExpression"] = projection
     if names:

@@ -76,14 +76,26 @@ class Step:
 
 
 def run_flow(endpoint: str, token: str, timeout: float = 600) -> list[Step]:
-    """The whole Nova and Neutron flow against one Placement; one Step per step, in order. The token
-    goes through a file, never a command line."""
+    """The whole Nova and Neutron flow against one Placement (`auth_type = admin_token`, the Placement
+    key); one Step per step, in order. The token goes through a file, never a command line."""
+    return _run(endpoint, token, "admin_token", timeout)
+
+
+def run_nova_flow_with_password(auth_url: str, username: str, password: str, project: str,
+                                timeout: float = 600) -> list[Step]:
+    """Nova's flow configured the standard way: `auth_type = password` with Keystone's `auth_url` and
+    Nova's service user, Placement found in Keystone's catalog (issue 16). The password goes through a
+    file, never a command line."""
+    return _run(auth_url, f"{username}\n{password}\n{project}\n", "password", timeout)
+
+
+def _run(endpoint: str, secret: str, mode: str, timeout: float) -> list[Step]:
     with tempfile.TemporaryDirectory(prefix="placement-clients-") as workdir:
         token_file = Path(workdir) / "token"
-        token_file.write_text(token)
-        token_file.chmod(0o600)
+        token_file.touch(0o600)
+        token_file.write_text(secret)
         done = subprocess.run(  # noqa: S603 - our venv's python and our script
-            [str(python()), str(FLOW), endpoint, str(token_file), workdir],
+            [str(python()), str(FLOW), endpoint, str(token_file), workdir, mode],
             capture_output=True, text=True, timeout=timeout, check=False, cwd=workdir,
             env={**{k: v for k, v in os.environ.items() if not k.startswith(("OS_", "VIRTUAL_ENV"))},
                  # Nova's native-threading mode: one process plays several Nova services here, and

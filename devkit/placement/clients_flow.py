@@ -4,13 +4,15 @@ nova-compute, the scheduler, the conductor, nova-api, nova-status and Neutron's 
 Run by the clients venv's interpreter (devkit/placement/clients.py), never imported with its
 dependencies by the project (the module level imports the standard library only, so the step
 names below can be read by the tests):
-    python clients_flow.py ENDPOINT TOKEN_FILE WORKDIR
+    python clients_flow.py ENDPOINT TOKEN_FILE WORKDIR [admin_token|password]
 prints one JSON line per step: {"kind", "name", "ok", "detail"}. Every step runs even when an
 earlier one failed (it may then fail too); the exit status is 0 when the flow ran at all.
 
 Nova's client is built as nova-compute builds it: `nova.utils.get_sdk_adapter('placement')` from a
 `[placement]` section with `auth_type = admin_token`, `endpoint` and `token` (the Placement key),
-so openstacksdk's discovery and keystoneauth's microversion headers are the real ones. There is no
+so openstacksdk's discovery and keystoneauth's microversion headers are the real ones; or (`password`,
+issue 16) the standard way, `auth_type = password` with Keystone's URL and Nova's service user, Placement
+found in Keystone's catalog. There is no
 Nova database, bus or hypervisor: where Nova reads a ComputeNode or an Instance, the flow builds
 the object in memory, and it plays the virt driver's `update_provider_tree` itself.
 """
@@ -440,6 +442,21 @@ endpoint = {endpoint}
 token = {token}
 """
 
+# The standard way (issue 16): Nova authenticates to Keystone as its service user and finds Placement
+# in the catalog; Placement validates the token and its policy reads the user's `service` role.
+KEYSTONE_CONF = """\
+[DEFAULT]
+use_stderr = True
+[placement]
+auth_type = password
+auth_url = {auth_url}
+username = {username}
+password = {password}
+user_domain_name = Default
+project_name = {project}
+project_domain_name = Default
+"""
+
 
 def status_check(conf_path: str) -> int:
     import nova.conf
@@ -455,15 +472,23 @@ def status_check(conf_path: str) -> int:
 STATUS_CHECK: Any = None   # the nova-status process, started by main
 
 
-def main(endpoint: str, token_file: str, workdir: str) -> int:
+def main(endpoint: str, token_file: str, workdir: str, mode: str = "admin_token") -> int:
+    """`admin_token`: ENDPOINT is Placement's, TOKEN_FILE holds the Placement key; `password`: ENDPOINT
+    is Keystone's auth URL, TOKEN_FILE holds `username`, `password` and `project` lines (Nova's
+    service user), and only Nova's flow runs (Neutron's steps are the admin_token run's)."""
     import os
     import subprocess
 
     global STATUS_CHECK
-    token = Path(token_file).read_text().strip()
+    secret = Path(token_file).read_text().strip()
     conf = Path(workdir) / "placement-clients.conf"
     conf.touch(0o600)
-    conf.write_text(CONF.format(endpoint=endpoint, token=token))
+    if mode == "password":
+        username, password, project = secret.splitlines()[:3]
+        conf.write_text(KEYSTONE_CONF.format(auth_url=endpoint, username=username, password=password,
+                                             project=project))
+    else:
+        conf.write_text(CONF.format(endpoint=endpoint, token=secret))
     env = {k: v for k, v in os.environ.items() if k != "OS_NOVA_DISABLE_EVENTLET_PATCHING"}
     STATUS_CHECK = subprocess.Popen([sys.executable, __file__, "--status-check", str(conf)], env=env,  # noqa: S603
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -474,6 +499,8 @@ def main(endpoint: str, token_file: str, workdir: str) -> int:
             emit("nova", name, False, f"the report client could not be built: {err!r}")
     else:
         run_steps("nova", nova.steps(), NOVA_STEPS)
+    if mode == "password":
+        return 0
     try:
         neutron = NeutronFlow(conf)
     except Exception as err:  # noqa: BLE001
@@ -485,4 +512,4 @@ def main(endpoint: str, token_file: str, workdir: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(status_check(sys.argv[2]) if sys.argv[1] == "--status-check" else main(*sys.argv[1:4]))
+    sys.exit(status_check(sys.argv[2]) if sys.argv[1] == "--status-check" else main(*sys.argv[1:5]))

@@ -43,9 +43,11 @@ default_log_levels = placement=WARN,placement.requestlog=WARN,oslo_db=WARN,alemb
 [api]
 auth_strategy = noauth2
 [oslo_policy]
-# As upstream's gabbit APIFixture: the deprecated (admin) defaults, so that the admin token may reshape.
-enforce_new_defaults = False
+# As upstream's gabbit APIFixture: the deprecated (admin) defaults, so that the admin token may reshape
+# (`secure`: SecureRBACPolicyFixture's new defaults only); `policy_file`: OpenPolicyFixture's rules.
+enforce_new_defaults = {new_defaults}
 enforce_scope = False
+{policy_file}
 [placement_database]
 connection = {connection}
 sync_on_startup = {sync}
@@ -93,6 +95,7 @@ class ReferencePlacement:
 
     workdir: Path
     prefix: str = "/placement"
+    policy: str = "legacy"           # "secure": enforce_new_defaults; "open": every rule but admin_api "@"
     threads: int = 8
     database_url: str = ""           # empty: a fresh sqlite file under workdir (waitress)
     workers: int = 0                 # > 0: gunicorn with this many workers (of `threads` threads each)
@@ -108,8 +111,16 @@ class ReferencePlacement:
         db = self.workdir / "placement.db"
         db.unlink(missing_ok=True)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        policy_file = ""
+        if self.policy == "open":
+            from chalicelib.placement.policy.defaults import ADMIN_API, RULES
+
+            opened = self.workdir / "open-policy.yaml"
+            opened.write_text("".join(f'"{rule.name}": "@"\n' for rule in RULES if rule.name != ADMIN_API))
+            policy_file = f"policy_file = {opened}"
         (self.workdir / "placement.conf").write_text(CONFIG.format(
-            connection=self.database_url or f"sqlite:///{db}", sync=not self.workers, max_candidates=MAX_CANDIDATES))
+            connection=self.database_url or f"sqlite:///{db}", sync=not self.workers, max_candidates=MAX_CANDIDATES,
+            new_defaults=self.policy == "secure", policy_file=policy_file))
         env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
         env["OS_PLACEMENT_CONFIG_DIR"] = str(self.workdir)
         if self.workers:

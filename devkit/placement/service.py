@@ -33,7 +33,9 @@ SERVER_MODULE = "devkit.server"  # `make run`
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 # Variables of the parent that would point the server elsewhere or register other keys.
 INHERITED_OUT = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "RP_TABLE_NAME", "RP_SITE_KEY_K8S",
-                 "RP_SITE_KEY_SLURM", "RP_SERVICE_KEY", "RP_PLACEMENT_KEY", "PORT")
+                 "RP_SITE_KEY_SLURM", "RP_SERVICE_KEY", "RP_PLACEMENT_KEY", "PORT", "RP_PLACEMENT_AUTH",
+                 "RP_PLACEMENT_POLICY", "RP_PLACEMENT_POLICY_FILE", "RP_COMMITMENTS_SECRET_ID")
+INHERITED_OUT_PREFIXES = ("RP_OPENSTACK_",)  # the service's Keystone account is the caller's to give
 
 
 @dataclass
@@ -58,7 +60,8 @@ class RunningServer:
 def start_server(store_endpoint: str, table: str, env: dict[str, str] | None = None) -> RunningServer:
     """`make run`'s server on a free loopback port, on `table` at `store_endpoint`; returns once it
     listens (its banner's last line). Its output is drained into `RunningServer.output`."""
-    environment = {k: v for k, v in os.environ.items() if k not in INHERITED_OUT}
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in INHERITED_OUT and not k.startswith(INHERITED_OUT_PREFIXES)}
     environment.update(
         PORT="0", RP_LOG_LEVEL="WARNING", AWS_ENDPOINT_URL_DYNAMODB=store_endpoint, RP_TABLE_NAME=table,
         AWS_ACCESS_KEY_ID=environment.get("AWS_ACCESS_KEY_ID", "local"),
@@ -126,6 +129,7 @@ class PlacementService:
     client: Any
     table: str
     key: str
+    owns_table: bool = True
 
     @property
     def root(self) -> str:
@@ -140,16 +144,33 @@ class PlacementService:
 
     def stop(self) -> None:
         self.server.stop()
-        with contextlib.suppress(Exception):
-            self.client.delete_table(TableName=self.table)
+        if self.owns_table:
+            with contextlib.suppress(Exception):
+                self.client.delete_table(TableName=self.table)
 
 
-def start_placement_service(store_endpoint: str) -> PlacementService:
-    """The server on a fresh table, given a fresh Placement key (RP_PLACEMENT_KEY: `make run`
-    registers it as a key of the `placement` principal, hashed, like the other keys)."""
+def keystone_settings(auth_url: str, username: str, password: str, project: str,
+                      policy: str = "secure", policy_file: str | None = None) -> dict[str, str]:
+    """The server's environment for Placement behind Keystone (docs/placement-keystone.md): tokens
+    validated at `auth_url` as the service account `username` (which needs the `service` role)."""
+    env = {"RP_PLACEMENT_AUTH": "keystone", "RP_PLACEMENT_POLICY": policy, "RP_OPENSTACK_AUTH_URL": auth_url,
+           "RP_OPENSTACK_USERNAME": username, "RP_OPENSTACK_PASSWORD": password,
+           "RP_OPENSTACK_PROJECT_NAME": project}
+    if policy_file:
+        env["RP_PLACEMENT_POLICY_FILE"] = policy_file
+    return env
+
+
+def start_placement_service(store_endpoint: str, env: dict[str, str] | None = None, *, table: str | None = None,
+                            key: str | None = None) -> PlacementService:
+    """The server on a fresh table (or on `table`, shared with another server), given a fresh Placement
+    key (or `key`; RP_PLACEMENT_KEY: `make run` registers it as a key of the `placement` principal,
+    hashed, like the other keys); `env` adds settings (e.g. `keystone_settings(...)`)."""
     client = store_client(store_endpoint)
-    table = f"rp-placement-{uuid.uuid4().hex[:12]}"
-    ensure_table(client, table)
-    key = generate_key()
-    server = start_server(store_endpoint, table, {"RP_PLACEMENT_KEY": key})
-    return PlacementService(server=server, client=client, table=table, key=key)
+    owned = table is None
+    table = table or f"rp-placement-{uuid.uuid4().hex[:12]}"
+    if owned:
+        ensure_table(client, table)
+    key = key or generate_key()
+    server = start_server(store_endpoint, table, {"RP_PLACEMENT_KEY": key, **(env or {})})
+    return PlacementService(server=server, client=client, table=table, key=key, owns_table=owned)

@@ -25,13 +25,15 @@ WHEEL_SHA256 = "3286f433f9c2aa365de847539a60ce99cd07fedc1cd782ffa4b2bcdc5eb30b55
 GABBITS_IN_WHEEL = "placement/tests/functional/gabbits/"
 
 # Which of the wheel's 79 gabbit files run, by the fixture they name (research placement-clients.md):
-# the 38 files on an empty service (`APIFixture`, `AllocationFixture`) and the 13 whose fixtures seed
-# provider trees, built here over HTTP (tests/placement_conformance/fixtures.py). The rest (policy
-# and RBAC files, cors.yaml) are named skips in tests/placement_conformance/expected.yaml.
+# the 38 files on an empty service (`APIFixture`, `AllocationFixture`), the 13 whose fixtures seed
+# provider trees, built here over HTTP (tests/placement_conformance/fixtures.py), and the 27 policy and
+# RBAC files (issue 16: each against a server with that file's policy, with Keystone tokens). The
+# rest (cors.yaml) is a named skip in tests/placement_conformance/expected.yaml.
 API_FIXTURES = ("APIFixture", "AllocationFixture")
 TREE_FIXTURES = ("GranularFixture", "NUMAAggregateFixture", "NUMANetworkFixture", "DeepNUMANetworkFixture",
                  "NeutronQoSMultiSegmentFixture", "SharedStorageFixture", "NonSharedStorageFixture")
-RUN_FIXTURES = API_FIXTURES + TREE_FIXTURES
+POLICY_FIXTURES = ("OpenPolicyFixture", "SecureRBACPolicyFixture", "LegacyRBACPolicyFixture")
+RUN_FIXTURES = API_FIXTURES + TREE_FIXTURES + POLICY_FIXTURES
 ALL_FILES_COUNT = 79
 
 

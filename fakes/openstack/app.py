@@ -226,8 +226,13 @@ class FakeOpenStackApp:
                 {"interface": "public", "region": "r1", "region_id": "r1", "url": url},
             ]}
 
+        extra = [{"type": str(entry["type"]), "name": str(entry.get("name", entry["type"])),
+                  "id": str(entry.get("name", entry["type"])), "endpoints": [
+                      {"interface": interface, "region": "r1", "region_id": "r1", "url": str(entry["url"])}
+                      for interface in ("internal", "public")]}
+                 for entry in self.scenario.services]
         return [service("identity", "keystone", "/v3"), service("compute", "nova", "/compute/v2.1"),
-                service("resources", "limes", "/limes")]
+                service("resources", "limes", "/limes"), *extra]
 
     # --- Keystone tokens (fakes/openstack/keystone.py) -----------------------------------------------
 

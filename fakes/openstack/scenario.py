@@ -10,6 +10,8 @@
     page_overlap: {projects: 0, servers: 0}  # each next page repeats this many entries of the one before
     next_link_base: null        # next links name this base (another host or port) instead of the fake's own
     latency_ms: 0               # added to every call
+    services:                   # more catalog entries (both interfaces at the url), e.g. a Placement under test
+      - {type: placement, name: placement, url: "http://127.0.0.1:8000/placement"}
     projects: [{id: p1, name: proj-1, domain_id: d1}]
     flavors:  [{id: f1, name: m1.small, ram: 2048, vcpus: 1, disk: 20, is_public: true, extra_specs: {}}]
     servers:  [{id: s1, tenant_id: p1, availability_zone: az1, flavor: m1.small, status: ACTIVE}]
@@ -108,6 +110,7 @@ class Scenario:
     commitments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     limes_unknown_projects: list[str] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    services: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Scenario:
@@ -117,7 +120,8 @@ class Scenario:
             raise ValueError(f"unknown scenario keys: {sorted(unknown)}")
         values = dict(raw)
         values["faults"] = [Fault.from_dict(f) for f in raw.get("faults") or []]
-        for key in ("users", "application_credentials", "projects", "flavors", "servers", "limes_unknown_projects"):
+        for key in ("users", "application_credentials", "projects", "flavors", "servers", "limes_unknown_projects",
+                    "services"):
             values[key] = list(raw.get(key) or [])
         values["commitments"] = dict(raw.get("commitments") or {})
         values["page_size"] = dict(raw.get("page_size") or {})

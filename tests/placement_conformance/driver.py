@@ -1,13 +1,15 @@
 """Upstream gabbit files as pytest items: one pytest test per gabbit test, run in file order.
 
-The YAML is read as gabbi reads it, then changed in exactly three ways before gabbi builds its
-test cases: upstream's noauth2 tokens become a valid Placement key, the tests named in
-expected.yaml's `skipped` get gabbi's own `skip:` with the reason, and the requests (and the link
-paths the files expect) get our `/placement` prefix. Fixture names resolve against
-`tests.placement_conformance.fixtures`.
+The YAML is read as gabbi reads it, then changed in exactly two ways before gabbi builds its test
+cases: the tests named in expected.yaml's `skipped` get gabbi's own `skip:` with the reason, and the
+requests (and the link paths the files expect) get our `/placement` prefix. Fixture names resolve
+against `tests.placement_conformance.fixtures`. Every request's `x-auth-token` and the identity
+headers beside it (upstream's noauth2: `admin`, `user`, `x-roles`, ...) become a real Keystone token
+for that identity, minted by the fake Keystone as the request is sent (tokens.py).
 
 Each file runs on empty Placement state: its fixtures (which reset the state first) start before
-its first test runs and stop after the file's tests, as gabbi's own suite runner does.
+its first test runs and stop after the file's tests, as gabbi's own suite runner does. Each file
+runs against the server of its policy, as upstream's fixture configures it (`policy_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 import traceback
 import unittest
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,12 +29,20 @@ from gabbi.fixture import GabbiFixture
 
 from devkit.placement import upstream
 from tests.placement_conformance import expectations, fixtures
+from tests.placement_conformance.tokens import TokenMinter, mint_on_request
 
-# The tokens the files send. Upstream runs noauth2: `admin` and `admin:admin` are the admin, `user` is
-# a user without the admin role. `user` is sent outside the three non-admin 403 tests (skipped, issue
-# 16) only to the version document and to requests refused for their microversion (406) before any
-# policy check, so it maps to the Placement key too. Any other value is an error, not silently mapped.
-UPSTREAM_TOKENS = ("admin", "admin:admin", "user")
+# The policy each file's fixture configures upstream: APIFixture (and so every other fixture) runs the
+# deprecated rules too (`enforce_new_defaults=False`), SecureRBACPolicyFixture the new defaults only,
+# OpenPolicyFixture every rule but admin_api opened to anyone ("@") over APIFixture's.
+POLICIES = ("legacy", "secure", "open")
+POLICY_OF_FIXTURE = {"SecureRBACPolicyFixture": "secure", "OpenPolicyFixture": "open"}
+
+
+def policy_of(data: dict[str, Any]) -> str:
+    found = {POLICY_OF_FIXTURE[name] for name in data.get("fixtures") or () if name in POLICY_OF_FIXTURE}
+    if len(found) > 1:
+        raise ValueError(f"a gabbit file with two policies: {sorted(found)}")
+    return found.pop() if found else "legacy"
 
 
 @dataclass(frozen=True)
@@ -65,14 +76,6 @@ def collect(directory: Path, expected: expectations.Expected) -> list[GabbitId]:
     return ids
 
 
-def _with_key(headers: dict[str, Any] | None, key: str, where: str) -> None:
-    for header in list(headers or {}):
-        if header.lower() == "x-auth-token":
-            if headers[header] not in UPSTREAM_TOKENS:  # type: ignore[index]
-                raise ValueError(f"{where}: unexpected token {headers[header]!r}; only {UPSTREAM_TOKENS} are mapped")  # type: ignore[index]
-            headers[header] = key  # type: ignore[index]
-
-
 def _links_under(prefix: str, paths: dict[str, Any] | None) -> None:
     """Upstream builds its links from SCRIPT_NAME (the mount prefix); the files expect them for an
     empty one (`$.links[?rel = "self"].href: /resource_providers/...`)."""
@@ -81,18 +84,14 @@ def _links_under(prefix: str, paths: dict[str, Any] | None) -> None:
             paths[path] = prefix + value  # type: ignore[index]
 
 
-def prepare(data: dict[str, Any], file: str, key: str, expected: expectations.Expected,
-            prefix: str = "") -> dict[str, Any]:
-    """The tokens become the key (not in skipped tests: they are never sent), skipped tests get
-    gabbi's own `skip:` with the reason, and expected link paths get the mount prefix (the requests
-    get it as gabbi's own `prefix`)."""
-    _with_key((data.get("defaults") or {}).get("request_headers"), key, f"{file} defaults")
+def prepare(data: dict[str, Any], file: str, expected: expectations.Expected, prefix: str = "") -> dict[str, Any]:
+    """Skipped tests get gabbi's own `skip:` with the reason, and expected link paths get the mount
+    prefix (the requests get it as gabbi's own `prefix`)."""
     for test in data["tests"]:
         reason = expected.skip_reason(file, test["name"])
         if reason:
             test["skip"] = reason
         else:
-            _with_key(test.get("request_headers"), key, f"{file}: {test['name']}")
             _links_under(prefix, test.get("response_json_paths"))
     return data
 
@@ -100,16 +99,21 @@ def prepare(data: dict[str, Any], file: str, key: str, expected: expectations.Ex
 class FileRun:
     """One file's gabbi test cases and its fixtures' lifetime."""
 
-    def __init__(self, directory: Path, file: str, base_url: str, key: str, expected: expectations.Expected) -> None:
+    def __init__(self, directory: Path, file: str, targets: Callable[[str], fixtures.Target],
+                 minter: TokenMinter | None, expected: expectations.Expected) -> None:
         self.name = file
-        parts = urlsplit(base_url)
-        data = prepare(load(directory / file), file, key, expected, parts.path.rstrip("/"))
+        raw = load(directory / file)
+        self.target = targets(policy_of(raw))
+        parts = urlsplit(self.target.base)
+        data = prepare(raw, file, expected, parts.path.rstrip("/"))
         suite = suitemaker.test_suite_from_dict(
             unittest.defaultTestLoader, file.removesuffix(".yaml"), data, str(directory),
             parts.hostname, parts.port, fixtures, None, prefix=parts.path,
             handlers=[handler() for handler in handlers.RESPONSE_HANDLERS],
         )
         self.cases: list[HTTPTestCase] = list(suite)
+        for case in self.cases if minter is not None else ():  # None: a server that trusts the headers
+            mint_on_request(case.http, minter)
         self.fixture_classes: list[type[GabbiFixture]] = list(self.cases[0].fixtures) if self.cases else []
         self.started: list[GabbiFixture] = []
         self.failure: str | None = None
@@ -163,17 +167,19 @@ def run_case(case: HTTPTestCase) -> Outcome:
 class Session:
     """The files of one pytest session, started and stopped in order as their tests run."""
 
-    def __init__(self, directory: Path, target: fixtures.Target, expected: expectations.Expected) -> None:
+    def __init__(self, directory: Path, targets: Callable[[str], fixtures.Target], minter: TokenMinter | None,
+                 expected: expectations.Expected) -> None:
         self.directory = directory
-        self.target = target
+        self.targets = targets  # the server of a policy (POLICIES), started on first use
+        self.minter = minter
         self.expected = expected
         self.current: FileRun | None = None
 
     def file(self, name: str) -> FileRun:
         if self.current is None or self.current.name != name:
             self.close()
-            run = FileRun(self.directory, name, self.target.base, self.target.key, self.expected)
-            fixtures.use_target(self.target)
+            run = FileRun(self.directory, name, self.targets, self.minter, self.expected)
+            fixtures.use_target(run.target)
             run.start()
             self.current = run
         return self.current

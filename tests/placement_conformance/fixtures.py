@@ -134,6 +134,19 @@ class APIFixture(GabbiFixture):
         os.environ["CUSTOM_RES_CLASS2"] = "CUSTOM_IRON_NFV2"
 
 
+class OpenPolicyFixture(APIFixture):
+    """Upstream's: every rule but `admin_api` set to "@". Here that is the server the file runs against
+    (driver.policy_of: RP_PLACEMENT_POLICY_FILE with those rules), so the fixture itself is APIFixture's."""
+
+
+class SecureRBACPolicyFixture(APIFixture):
+    """Upstream's: the new defaults only (`enforce_new_defaults=True`); here the `secure` server."""
+
+
+class LegacyRBACPolicyFixture(APIFixture):
+    """Upstream's: the deprecated rules too, as APIFixture itself; here the `legacy` server."""
+
+
 class AllocationFixture(APIFixture):
     """APIFixture plus one provider (DISK_GB, VCPU) and three consumers, made through the API."""
 

@@ -8,8 +8,8 @@ import pytest
 
 from devkit.placement import upstream
 from tests.placement_conformance import driver, expectations
+from tests.placement_conformance.tokens import TokenMinter
 
-KEY = "rp_test-key"
 NOTHING = expectations.Expected({}, {}, {})
 
 
@@ -19,37 +19,56 @@ def suite(*tests: dict) -> dict:
             "tests": list(tests)}
 
 
-def test_the_upstream_tokens_become_the_key_in_defaults_and_tests() -> None:
+def test_the_requests_keep_their_upstream_headers_in_the_yaml() -> None:
+    """The tokens are minted as each request is sent (tokens.py), not written into the YAML."""
     data = driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"X-Auth-Token": "admin:admin"}},
-                                {"name": "b", "GET": "/", "request_headers": {"x-auth-token": "user"}},
-                                {"name": "c", "GET": "/"}), "f.yaml", KEY, NOTHING)
-    assert data["defaults"]["request_headers"] == {"x-auth-token": KEY, "accept": "application/json"}
-    assert data["tests"][0]["request_headers"] == {"X-Auth-Token": KEY}
-    assert data["tests"][1]["request_headers"] == {"x-auth-token": KEY}
-    assert "request_headers" not in data["tests"][2]
+                                {"name": "c", "GET": "/"}), "f.yaml", NOTHING)
+    assert data["defaults"]["request_headers"] == {"x-auth-token": "admin", "accept": "application/json"}
+    assert data["tests"][0]["request_headers"] == {"X-Auth-Token": "admin:admin"}
+    assert "request_headers" not in data["tests"][1]
 
 
-def test_any_other_token_is_an_error_not_silently_mapped() -> None:
-    with pytest.raises(ValueError, match="unexpected token"):
-        driver.prepare(suite({"name": "a", "GET": "/", "request_headers": {"x-auth-token": "other"}}), "f.yaml", KEY,
-                       NOTHING)
-
-
-def test_only_the_listed_tests_of_the_listed_file_are_skipped_and_keep_their_token() -> None:
+def test_only_the_listed_tests_of_the_listed_file_are_skipped() -> None:
     expected = expectations.Expected({}, {"f.yaml": {"b": "issue 16"}}, {})
     data = driver.prepare(suite({"name": "a", "GET": "/"},
                                 {"name": "b", "GET": "/", "request_headers": {"x-auth-token": "user"}}),
-                          "f.yaml", KEY, expected)
+                          "f.yaml", expected)
     assert [t.get("skip") for t in data["tests"]] == [None, "issue 16"]
-    assert data["tests"][1]["request_headers"] == {"x-auth-token": "user"}
-    other = driver.prepare(suite({"name": "b", "GET": "/"}), "g.yaml", KEY, expected)
+    other = driver.prepare(suite({"name": "b", "GET": "/"}), "g.yaml", expected)
     assert other["tests"][0].get("skip") is None
+
+
+def test_each_file_runs_under_the_policy_its_fixture_configures_upstream() -> None:
+    assert driver.policy_of({"fixtures": ["APIFixture"]}) == "legacy"
+    assert driver.policy_of({"fixtures": ["LegacyRBACPolicyFixture"]}) == "legacy"
+    assert driver.policy_of({"fixtures": ["SecureRBACPolicyFixture"]}) == "secure"
+    assert driver.policy_of({"fixtures": ["OpenPolicyFixture"]}) == "open"
+    assert driver.policy_of({}) == "legacy"
+
+
+class FakeMinter(TokenMinter):
+    def __init__(self) -> None:
+        super().__init__("http://fake.invalid")
+        self.asked: list[dict[str, str]] = []
+
+    def token_for(self, identity):  # type: ignore[no-untyped-def]
+        self.asked.append(dict(identity))
+        return f"token-{len(self.asked)}"
+
+
+def test_the_token_header_becomes_a_token_for_the_identity_headers_the_rest_unchanged() -> None:
+    minter = FakeMinter()
+    sent = minter.with_token({"X-Auth-Token": "user", "x-roles": "reader", "X-Project-Id": "p1", "accept": "a/b"})
+    assert sent == {"X-Auth-Token": "token-1", "x-roles": "reader", "X-Project-Id": "p1", "accept": "a/b"}
+    assert minter.asked == [{"x-auth-token": "user", "x-roles": "reader", "x-project-id": "p1"}]
+    assert minter.with_token({"accept": "a/b"}) == {"accept": "a/b"}  # no token header: none is added
+    assert len(minter.asked) == 1
 
 
 def test_expected_link_paths_get_the_mount_prefix() -> None:
     data = driver.prepare(suite({"name": "a", "GET": "/", "response_json_paths": {
         '$.links[?rel = "self"].href': "/resource_providers/x", "$.versions[0].links[?rel = 'self'].href": "",
-        "$.name": "/not-a-link"}}), "f.yaml", KEY, NOTHING, "/placement")
+        "$.name": "/not-a-link"}}), "f.yaml", NOTHING, "/placement")
     assert data["tests"][0]["response_json_paths"] == {
         '$.links[?rel = "self"].href': "/placement/resource_providers/x", "$.versions[0].links[?rel = 'self'].href": "",
         "$.name": "/not-a-link"}
@@ -64,7 +83,7 @@ def _wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str
 def test_files_with_fixtures_we_do_not_build_must_be_named_skips(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _wheel(tmp_path, monkeypatch, {"f.yaml": "fixtures: [APIFixture]\ntests:\n- name: a\n  GET: /\n",
-                                   "p.yaml": "fixtures: [OpenPolicyFixture]\ntests:\n- name: x\n  GET: /\n"})
+                                   "p.yaml": "fixtures: [CORSFixture]\ntests:\n- name: x\n  GET: /\n"})
     with pytest.raises(ValueError, match=r"p\.yaml"):
         driver.collect(tmp_path, NOTHING)
     gabbits = driver.collect(tmp_path, expectations.Expected({"p.yaml": "issue 16"}, {}, {}))
@@ -109,7 +128,7 @@ def test_rewrite_keeps_the_skips_and_lists_what_failed(tmp_path: Path) -> None:
         observed.record("gabbits", "f.yaml", name, status)
     assert expectations.rewrite(observed, path) == ["gabbits"]
     data = expectations.load(path)
-    assert data.failing == {"gabbits": {"f.yaml": ["b", "c"]}, "nova": ["boot"], "neutron": []}
+    assert data.failing == {"gabbits": {"f.yaml": ["b", "c"]}, "nova": ["boot"], "neutron": [], "nova-keystone": []}
     assert data.skipped_files == {"p.yaml": "issue 16"}
     assert "| gabbits | f.yaml | 3 | 0 | 1 | 0 | 2 |" in observed.counts_table()
 

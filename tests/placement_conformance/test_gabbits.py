@@ -1,8 +1,9 @@
 """Placement 16.0.0's own functional tests (gabbits) against our service, one pytest test each.
 
 The YAML comes from the PyPI wheel at test time (devkit/placement/upstream.py). Every file of the
-wheel is collected: the 51 whose fixtures we build over HTTP run; the policy/RBAC files and
-cors.yaml are named skips. What does not pass yet is listed once, strictly, in expected.yaml
+wheel is collected: the 78 whose fixtures we build over HTTP run (the 27 policy/RBAC files each
+against a server with its file's policy, every request with a Keystone token minted for its
+headers: tokens.py); cors.yaml is a named skip. What does not pass yet is listed once, strictly, in expected.yaml
 (tests/placement_conformance/expectations.py). The counts per file are printed at the end of the
 run. RP_GABBITS_REPORT=<path> writes a Markdown list of the failures with their assertions there.
 """
@@ -10,7 +11,7 @@ run. RP_GABBITS_REPORT=<path> writes a Markdown list of the failures with their 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from devkit.placement import upstream
 from devkit.placement.service import PlacementService
 from tests.placement_conformance import driver, expectations
 from tests.placement_conformance.fixtures import Target, use_target
+from tests.placement_conformance.tokens import TokenMinter
 
 DIRECTORY = upstream.gabbits_dir()
 EXPECTED = expectations.load()
@@ -37,9 +39,13 @@ def outcomes() -> Iterator[dict[driver.GabbitId, driver.Outcome]]:
 
 
 @pytest.fixture(scope="module")
-def gabbits(placement_service: PlacementService) -> Iterator[driver.Session]:
-    session = driver.Session(DIRECTORY, Target(placement_service.base, placement_service.key,
-                                               placement_service.reset), EXPECTED)
+def gabbits(placement_targets: Callable[[str], PlacementService], token_minter: TokenMinter
+            ) -> Iterator[driver.Session]:
+    def target(policy: str) -> Target:
+        service = placement_targets(policy)
+        return Target(service.base, service.key, service.reset)
+
+    session = driver.Session(DIRECTORY, target, token_minter, EXPECTED)
     yield session
     session.close()
     use_target(None)

@@ -37,9 +37,11 @@ def reference() -> Iterator[ReferencePlacement]:
 
 @pytest.fixture(scope="module")
 def session(reference: ReferencePlacement) -> Iterator[driver.Session]:
-    session = reference_gabbits.session_for(reference, EXPECTED)
+    references = reference_gabbits.References(reference.workdir.parent / "by-policy", first=reference)
+    session = reference_gabbits.session_for(references, EXPECTED)
     yield session
     session.close()
+    references.stop()
 
 
 @pytest.mark.parametrize("file", FILES)

@@ -77,14 +77,30 @@ def test_a_key_store_outage_is_503_not_a_keystone_question() -> None:
 
 
 def test_every_placement_route_names_its_rule() -> None:
+    """The route table's grant of each route is the rule upstream's handler enforces there (the
+    operation table pins those to upstream's); a method upstream does not declare on an unbuilt path
+    needs none (404 for any caller), and the version document needs no credential."""
+    from chalicelib.http.family import ANY_PRINCIPAL
+
     for route in ROUTES:
         if route.name == "placement.unbuilt":
             try:
                 operation_for(route.method, route.path)
             except UnknownOperation:
+                assert route.grant == ANY_PRINCIPAL, (route.method, route.path)
                 continue  # a method upstream does not declare on that path: 405/404 before any policy
         found = operation_for(route.method, route.path)
         assert (found is None) == (route.name == "placement.root"), route.name
+        assert route.grant == (None if found is None else found.rule), (route.name, route.grant)
+
+
+def test_placement_principals_carry_their_credential() -> None:
+    validator = Validator()
+    callers = PlacementCallers(Keys({"pk": "placement"}), lambda: validator)  # type: ignore[arg-type,return-value]
+    key = callers.principal("pk")
+    assert key.kind == "placement" and key.credential == placement_key_credential()
+    token = callers.principal("keystone-token")
+    assert token.kind == "placement" and token.grants == frozenset() and token.credential == TOKEN_CREDENTIAL
 
 
 def test_nothing_of_it_loads_at_import_app() -> None:

@@ -205,7 +205,23 @@ def test_a_wide_symmetric_tree_stops_at_the_bound():
     result = allocation_candidates(snap, groups, RequestWide(group_policy="isolate", max_candidates=1000))
     assert len(result.candidates) == 1000
     assert all(len(c.resources) == 6 for c in result.candidates)
+    assert result.steps < 12_000  # the walk's work, counted: 8^6 = 262,144 combinations unpruned
     assert time.process_time() - started < 30  # a hang guard, not a timing assertion (well under 1 s here)
+
+
+@pytest.mark.parametrize("policy", ["none", "isolate"])
+@pytest.mark.parametrize("strategy", ["depth-first", "breadth-first"])
+def test_the_wide_tree_with_room_everywhere_costs_steps_in_proportion_to_the_bound(policy, strategy):
+    """Bug 2070257's shape with every child able to serve every group (no pruning helps): the walk stops at
+    the bound, its steps a small multiple of it whatever the 8^6 product."""
+    children = [rp(f"c{i}", root="r", parent="r", VCPU=8) for i in range(8)]
+    snap = snapshot(rp("r"), *children)
+    groups = [group(str(n), VCPU=1) for n in range(1, 7)]
+    for bound in (10, 1000):
+        wide = RequestWide(group_policy=policy, max_candidates=bound, strategy=strategy)
+        result = allocation_candidates(snap, groups, wide)
+        assert len(result.candidates) == bound
+        assert result.steps <= 12 * bound + 100
 
 
 def test_a_resourceless_granular_group_names_the_provider_its_traits_pick():

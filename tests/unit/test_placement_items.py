@@ -23,7 +23,7 @@ def names(ops: list[items.Op]) -> list[str]:
 
 def test_an_inventory_write_of_a_linked_provider_moves_the_linked_version_in_its_transaction():
     written, ops = items.write_inventories(TABLE, provider(), {"VCPU": Inventory(total=4)})
-    assert names(ops) == [items.PROVIDER, items.LINKED_VERSION]
+    assert names(ops) == [items.PROVIDER, items.LINKED_VERSION]  # the classes stay: no index item moves
     bump = ops[1].request["Update"]
     assert bump["Key"] == {"pk": {"S": "FLEET#acme"}, "sk": {"S": "OBJ!VERSION"}}
     assert bump["UpdateExpression"] == "ADD version :one"
@@ -32,14 +32,16 @@ def test_an_inventory_write_of_a_linked_provider_moves_the_linked_version_in_its
 
 
 def test_a_provider_linked_to_nothing_moves_nothing():
-    _, ops = items.write_inventories(TABLE, provider(linked=None), {})
+    _, ops = items.write_inventories(TABLE, provider(linked=None), {"VCPU": Inventory(total=2)})
     assert names(ops) == [items.PROVIDER]
-    assert names(items.delete_provider(TABLE, provider(linked=None))) == [items.PROVIDER, items.OLD_NAME_CLAIM]
+    assert names(items.delete_provider(TABLE, provider(linked=None))) == [items.PROVIDER, items.OLD_NAME_CLAIM,
+                                                                           "class_index:VCPU"]
 
 
 def test_deleting_a_linked_provider_moves_the_linked_version_and_releases_its_name_and_classes():
     ops = items.delete_provider(TABLE, provider(CUSTOM_GPU=Inventory(total=1)))
-    assert names(ops) == [items.PROVIDER, items.OLD_NAME_CLAIM, "class_ref:CUSTOM_GPU", items.LINKED_VERSION]
+    assert names(ops) == [items.PROVIDER, items.OLD_NAME_CLAIM, "class_ref:CUSTOM_GPU", "class_index:CUSTOM_GPU",
+                          items.LINKED_VERSION]
     assert ops[2].request["Update"]["ExpressionAttributeValues"] == {":d": {"N": "-1"}}
 
 
@@ -59,6 +61,20 @@ def test_a_new_provider_claims_its_uuid_and_its_name():
     assert ops[0].request["Put"]["ConditionExpression"] == "attribute_not_exists(pk)"
     assert ops[0].request["Put"]["Item"]["createdUs"] == {"N": "7"}
     assert "linkedVersion" not in ops[0].request["Put"]["Item"]
+
+
+def test_the_class_index_follows_the_classes_an_inventory_gains_and_loses():
+    """Every class a provider holds has its PLRCX#<class> item (allocation candidates start there)."""
+    ops = items.create_provider(TABLE, Provider(uuid=RP, name="n", inventories={"VCPU": Inventory(total=1)}))
+    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM, "class_index:VCPU"]
+    assert ops[2].request["Put"]["Item"]["pk"] == {"S": "PLRCX#VCPU"}
+    assert ops[2].request["Put"]["Item"]["sk"] == {"S": RP}
+    _, ops = items.write_inventories(TABLE, provider(linked=None), {"DISK_GB": Inventory(total=1)})
+    assert names(ops) == [items.PROVIDER, "class_index:DISK_GB", "class_index:VCPU"]
+    assert "Put" in ops[1].request and ops[2].request["Delete"]["Key"] == items.class_index_key("VCPU", RP)
+    fleet_ops, _ = provider_items(TABLE, provider(), RP, "acme/gpu", {"MEMORY_MB": (8, 0)}, tenant="acme")
+    assert [o.get("Put", o.get("Delete"))["TableName"] for o in fleet_ops] == [TABLE] * 3
+    assert fleet_ops[2]["Delete"]["Key"] == items.class_index_key("VCPU", RP)
 
 
 def test_custom_class_counts_follow_the_classes_an_inventory_gains_and_loses():
@@ -93,5 +109,5 @@ def test_fleets_pool_provider_operations_are_named_for_its_cancellations():
     from chalicelib.fleet.placement_writes import class_ref_ops, provider_ops
 
     ops, _ = provider_ops(TABLE, None, RP, "acme/gpu", {"VCPU": (8, 0)}, tenant="acme")
-    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM]
+    assert names(ops) == [items.PROVIDER, items.NAME_CLAIM, "class_index:VCPU"]
     assert names(class_ref_ops(TABLE, {"CUSTOM_GPU": 2})) == ["class_ref:CUSTOM_GPU"]

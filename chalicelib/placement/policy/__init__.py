@@ -21,12 +21,13 @@ from chalicelib.placement.policy.operations import (
     operation_for_request,
     rule_for,
     target_for,
+    target_of_rule,
 )
 
 __all__ = [
     "MODES", "OPERATIONS", "Operation", "PlacementPolicy", "PolicyRefused", "PolicySubject", "UnknownOperation",
     "authorize", "load_policy", "operation_for", "operation_for_request", "read_overrides", "rule_for",
-    "target_for", "token_scope",
+    "target_for", "target_of_rule", "token_scope",
 ]
 
 

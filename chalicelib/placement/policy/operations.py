@@ -132,3 +132,13 @@ def target_for(operation: Operation, caller: Mapping[str, Any], query: Mapping[s
     if operation.target == "query_project":
         return {"project_id": (query or {}).get("project_id")}
     return {"project_id": caller.get("project_id"), "user_id": caller.get("user_id")}
+
+
+_TARGET_OF_RULE: dict[str, TargetKind] = {op.rule: op.target for op in OPERATIONS}
+assert all(_TARGET_OF_RULE[op.rule] == op.target for op in OPERATIONS), "a rule with two kinds of target"
+
+
+def target_of_rule(rule: str, caller: Mapping[str, Any], query: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`target_for` by the rule alone (each rule has one kind of target): what the route table's rule
+    is enforced on."""
+    return target_for(Operation("", "", rule, _TARGET_OF_RULE.get(rule, "caller")), caller, query)

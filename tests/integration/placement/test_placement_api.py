@@ -111,12 +111,6 @@ def test_list_providers_with_filters(placement):
     assert listed(f"uuid={a}") == [a]
 
 
-@pytest.mark.parametrize("path", ["/placement/allocation_candidates?resources=VCPU:1"])
-def test_unbuilt_endpoints_are_404(placement, path):
-    answer = placement.get(path, version="1.28")
-    assert answer.status == 404 and answer.body["errors"][0]["code"] == "placement.undefined_code"
-
-
 def test_a_write_over_the_transaction_limit_is_a_deterministic_400(placement, services):
     rp = provider(placement, VCPU={"total": 1000})
     body = {new_uuid(): {"allocations": {rp: {"resources": {"VCPU": 1}}}, "project_id": PROJECT, "user_id": USER,

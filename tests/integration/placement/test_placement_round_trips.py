@@ -47,3 +47,31 @@ def test_reads_cost_at_most_two(placement, services):
                          (f"/placement/resource_providers/{rp}/allocations", 1)):
         answer, calls = trips(services, lambda p=path: placement.get(p, version="1.28"))
         assert answer.status == 200 and sum(calls.values()) <= budget, (path, calls)
+
+
+def test_a_tree_is_listed_in_three_calls_whatever_else_is_stored(placement, services):
+    """in_tree: the anchor (GetItem), its tree on gsi1 (one Query), the members (one BatchGet)."""
+    root = provider(placement)
+    for _ in range(3):
+        assert placement.post("/placement/resource_providers", {"name": new_uuid(), "parent_provider_uuid": root},
+                              version="1.20").status == 200
+    for _ in range(5):
+        provider(placement)  # other providers: not read
+    answer, calls = trips(services, lambda: placement.get(f"/placement/resource_providers?in_tree={root}",
+                                                          version="1.14"))
+    assert len(answer.body["resource_providers"]) == 4
+    assert calls == {"GetItem": 1, "Query": 1, "BatchGetItem": 1}
+
+
+def test_a_child_is_created_in_two_calls_and_member_of_reads_only_the_members(placement, services):
+    root = provider(placement)
+    answer, calls = trips(services, lambda: placement.post(
+        "/placement/resource_providers", {"name": new_uuid(), "parent_provider_uuid": root}, version="1.20"))
+    assert answer.status == 200 and calls == {"GetItem": 1, "TransactWriteItems": 1}
+    aggregate = new_uuid()
+    assert placement.put(f"/placement/resource_providers/{root}/aggregates",
+                         {"aggregates": [aggregate], "resource_provider_generation": 0}, version="1.19").status == 200
+    answer, calls = trips(services, lambda: placement.get(f"/placement/resource_providers?member_of={aggregate}",
+                                                          version="1.3"))
+    assert [p["uuid"] for p in answer.body["resource_providers"]] == [root]
+    assert calls == {"Query": 1, "BatchGetItem": 1}

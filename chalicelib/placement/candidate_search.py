@@ -1,0 +1,196 @@
+"""GET /allocation_candidates' reads: what the pure generator (candidates.py) needs, from indexed state
+only, and no more of it than the answer needs (docs/placement.md, "Allocation candidates").
+
+1. The names are checked as Placement checks them, in its order: the `root_required` traits, then per
+   group its classes and its traits (unknown: 400). A `member_of` set no provider is in ends the request
+   with no candidates before its traits are checked, as upstream's does.
+2. Which providers can take part:
+   - without sharing providers (the PLSHARE index is empty: one Query) every candidate lies in one tree,
+     so trees are independent. With `in_tree`, only that tree is read. Otherwise the resource-class index
+     of the first requested class is read a page at a time; each page's providers, their roots and the
+     trees of roots with children are read, the generator runs over those trees alone, and reading stops
+     once `limit` (or the candidate bound) candidates are held: upstream answers some `limit` of all its
+     candidates in no defined order (its SQL sets), and these are some of them.
+   - with sharing providers, or breadth-first (which spreads the bound over every tree), everything the
+     request can touch is read first: every holder of every requested class, the sharing providers and
+     the members of their aggregates, and the trees of them all.
+3. The generator's answer is cut to `limit`, with the summaries of the trees it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from chalicelib.config import PlacementCandidateSettings
+from chalicelib.placement import errors, traits
+from chalicelib.placement.candidate_query import CandidateQuery
+from chalicelib.placement.candidates import (
+    EMPTY,
+    Candidate,
+    InventoryView,
+    ProviderView,
+    RequestGroup,
+    RequestWide,
+    Result,
+    Snapshot,
+    Summary,
+    allocation_candidates,
+)
+from chalicelib.placement.classes import is_standard
+from chalicelib.placement.models import Provider
+from chalicelib.placement.store import PlacementStore
+
+PAGE = 100  # resource-class index keys per page: one BatchGet of their providers
+TREE_QUERIES_AT_ONCE = 8  # gsi1 Queries of one page's trees in flight at once (the boto3 client is thread-safe)
+
+
+def view(provider: Provider) -> ProviderView:
+    return ProviderView(
+        uuid=provider.uuid, root=provider.root, parent=provider.parent_uuid, traits=provider.traits,
+        aggregates=provider.aggregates,
+        inventories={rc: InventoryView(inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size,
+                                       inv.allocation_ratio) for rc, inv in provider.inventories.items()},
+        usages=dict(provider.usages),
+    )
+
+
+def snapshot_of(providers: Iterable[Provider]) -> Snapshot:
+    """Providers in creation order (the order Placement lists them)."""
+    ordered = sorted(providers, key=lambda p: (p.created_at, p.uuid))
+    return Snapshot({p.uuid: view(p) for p in ordered})
+
+
+class CandidateSearch:
+    """One request's reads; providers are read once each and kept for the request."""
+
+    def __init__(self, store: PlacementStore, settings: PlacementCandidateSettings) -> None:
+        self._store = store
+        self._settings = settings
+        self._read: dict[str, Provider | None] = {}
+
+    # --- names ---------------------------------------------------------------------------------
+
+    def _missing_traits(self, names: Sequence[str]) -> list[str]:
+        custom = [n for n in names if not traits.is_standard(n)]
+        known = self._store.existing_custom_traits(custom)
+        return [n for n in names if not traits.is_standard(n) and n not in known]
+
+    def _check_traits(self, names: Iterable[str]) -> None:
+        ordered = list(dict.fromkeys(names))
+        if ordered:
+            missing = self._missing_traits(ordered)
+            if missing:
+                raise errors.Invalid(f"No such trait(s): {missing[0]}.")
+
+    def _check_classes(self, group: RequestGroup) -> None:
+        custom = [rc for rc in group.resources if not is_standard(rc)]
+        known = self._store.existing_custom_classes(custom) if custom else set()
+        for rc in group.resources:
+            if not is_standard(rc) and rc not in known:
+                raise errors.Invalid(
+                    f"Invalid resource class in resources parameter: No such resource class {rc}.")
+
+    def _aggregates_empty(self, group: RequestGroup) -> bool:
+        return any(not any(self._store.aggregate_members(a) for a in sorted(any_of)) for any_of in group.member_of)
+
+    def _checked(self, query: CandidateQuery) -> bool:
+        """False when the request has no candidates before any provider is read."""
+        wide = query.wide
+        self._check_traits([*sorted(wide.root_required), *sorted(wide.root_forbidden)])
+        for group in query.groups:
+            self._check_classes(group)
+            if group.member_of and self._aggregates_empty(group):
+                return False
+            self._check_traits([t for any_of in group.required_traits for t in sorted(any_of)]
+                               + sorted(group.forbidden_traits))
+        return True
+
+    # --- providers -----------------------------------------------------------------------------
+
+    def _providers(self, uuids: Iterable[str]) -> dict[str, Provider]:
+        wanted = [u for u in dict.fromkeys(uuids) if u not in self._read]
+        if wanted:
+            found = self._store.providers_for_candidates(wanted)
+            for uuid in wanted:
+                self._read[uuid] = found.get(uuid)
+        return {u: p for u in dict.fromkeys(uuids) if (p := self._read.get(u)) is not None}
+
+    def _trees(self, roots: Iterable[str]) -> list[Provider]:
+        """Every provider of these trees (a root without children is its own tree: no Query)."""
+        root_items = self._providers(roots)
+        nested = [root.uuid for root in root_items.values() if root.children or root.parent_uuid]
+        found: dict[str, list[str]] = {}
+        if len(nested) > 1:  # one Query per tree, in parallel: their latencies do not add up
+            with ThreadPoolExecutor(max_workers=min(TREE_QUERIES_AT_ONCE, len(nested))) as pool:
+                found = dict(zip(nested, pool.map(self._store.tree_uuids, nested), strict=True))
+        elif nested:
+            found = {nested[0]: self._store.tree_uuids(nested[0])}
+        members = [u for root in root_items for u in found.get(root, [root])]
+        return list(self._providers(members).values())
+
+    def _trees_of(self, uuids: Iterable[str]) -> list[Provider]:
+        return self._trees(dict.fromkeys(p.root for p in self._providers(uuids).values()))
+
+    # --- the search ----------------------------------------------------------------------------
+
+    def run(self, query: CandidateQuery) -> Result:
+        wide = replace(query.wide, max_candidates=self._settings.max_candidates, strategy=self._settings.strategy)
+        if not self._checked(query):
+            return EMPTY
+        groups = list(query.groups)
+        want = min(wide.limit, wide.max_candidates) if wide.limit else wide.max_candidates
+        sharing = self._store.sharing_providers()
+        if not sharing:
+            anchors = [g.in_tree for g in groups if g.in_tree]
+            if anchors:
+                found = self._providers(anchors)
+                roots = {found[a].root for a in anchors if a in found}
+                if len(found) < len(set(anchors)) or len(roots) != 1:  # a missing anchor, or two trees
+                    return EMPTY
+                return _cut(allocation_candidates(snapshot_of(self._trees(roots)), groups, wide), wide.limit)
+            if wide.strategy == "depth-first":
+                return self._tree_by_tree(groups, wide, want)
+        holders = [u for g in groups for rc in g.resources for u in self._store.class_holders(rc)]
+        linked = list(sharing)
+        for provider in self._providers(sharing).values():
+            for aggregate in sorted(provider.aggregates):
+                linked += sorted(self._store.aggregate_members(aggregate))
+        providers = self._trees_of([*holders, *linked])
+        return _cut(allocation_candidates(snapshot_of(providers), groups, wide), wide.limit)
+
+    def _tree_by_tree(self, groups: list[RequestGroup], wide: RequestWide, want: int) -> Result:
+        """No sharing providers: trees are independent, so read them a page of the class index at a time."""
+        driving = next(rc for g in groups for rc in g.resources)
+        done: set[str] = set()
+        kept: dict[object, Candidate] = {}
+        summaries: list[Summary] = []
+        for page in self._store.class_holder_pages(driving, PAGE):
+            roots = [r for r in dict.fromkeys(p.root for p in self._providers(page).values()) if r not in done]
+            if not roots:
+                continue
+            done.update(roots)
+            chunk = replace(wide, limit=None, max_candidates=want - len(kept))
+            result = allocation_candidates(snapshot_of(self._trees(roots)), groups, chunk)
+            for candidate in result.candidates:
+                kept.setdefault(candidate.key(), candidate)
+            summaries += result.summaries
+            if len(kept) >= want:
+                break
+        return _cut(Result(list(kept.values()), summaries), wide.limit)
+
+
+def _cut(result: Result, limit: int | None) -> Result:
+    """The first `limit` candidates, with the summaries of the trees they draw from."""
+    candidates = result.candidates[:limit] if limit else result.candidates
+    if len(candidates) == len(result.candidates) and candidates:
+        return result
+    if not candidates:
+        return EMPTY
+    return _with_trees_of(candidates, result.summaries)
+
+
+def _with_trees_of(candidates: list[Candidate], summaries: list[Summary]) -> Result:
+    roots = {s.root for s in summaries if any(s.uuid in c.resources for c in candidates)}
+    return Result(candidates, [s for s in summaries if s.root in roots])
