@@ -18,9 +18,8 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
 allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the
-floor; and ours alone behind the counting proxy answering Nova's boot query over the smallest tree
-count: DynamoDB calls and read units per query (`python -m bench.placement --candidates` runs only
-that, for every tree count).
+floor; and ours alone behind the counting proxy answering Nova's boot query over the smallest tree count:
+DynamoDB calls and read units per query (`python -m bench.placement --candidates` runs only that, for every tree count).
 Then the allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's
 first validation, the cache's hit rate, and that a cached validation adds no round trip.
 Variables: docs/configuration.md; what each figure means: docs/placement-conformance.md.
@@ -518,23 +517,6 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         proxy.stop()
 
 
-def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float, dict[str, int]] | None:
-    """One reshape of `consumers` consumers on our side, its DynamoDB calls counted at the wire (the
-    setup's are not): (seconds, calls per operation), or None where our side does not support it."""
-    proxy = CountingProxy(store_endpoint)
-    service = start_placement_service(proxy.endpoint)
-    try:
-        reshape = prepare_reshape(Client(service.base, service.key), consumers)
-        proxy.counts.clear()
-        started = time.perf_counter()
-        status = reshape()
-        took = time.perf_counter() - started
-        return (took, dict(sorted(proxy.counts.items()))) if status == 204 else None
-    finally:
-        service.stop()
-        proxy.stop()
-
-
 @dataclass
 class CandidateReads:
     trees: int
@@ -569,6 +551,23 @@ def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
         return CandidateReads(trees, len(answer["allocation_requests"]),
                               {op: n / CANDIDATE_N for op, n in sorted(proxy.counts.items())},
                               sum(proxy.units.values()) / CANDIDATE_N, latency)
+    finally:
+        service.stop()
+        proxy.stop()
+
+
+def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float, dict[str, int]] | None:
+    """One reshape of `consumers` consumers on our side, its DynamoDB calls counted at the wire (the
+    setup's are not): (seconds, calls per operation), or None where our side does not support it."""
+    proxy = CountingProxy(store_endpoint)
+    service = start_placement_service(proxy.endpoint)
+    try:
+        reshape = prepare_reshape(Client(service.base, service.key), consumers)
+        proxy.counts.clear()
+        started = time.perf_counter()
+        status = reshape()
+        took = time.perf_counter() - started
+        return (took, dict(sorted(proxy.counts.items()))) if status == 204 else None
     finally:
         service.stop()
         proxy.stop()
@@ -781,9 +780,9 @@ def main() -> int:
             finally:
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
-        reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
         keystone = placement_keystone.measure(store.endpoint, CountingProxy)
+        reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
         floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()

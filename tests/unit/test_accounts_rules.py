@@ -7,6 +7,7 @@ import secrets
 import uuid
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from chalicelib.accounts.decision import (
     RETIRED,
@@ -19,7 +20,7 @@ from chalicelib.accounts.decision import (
     decide,
     set_fingerprint,
 )
-from chalicelib.accounts.models import Account, AccountsRequest
+from chalicelib.accounts.models import Account, AccountsRequest, NativeUid
 from chalicelib.accounts.names import valid_account_reference
 from chalicelib.accounts.sets import (
     BUCKETS,
@@ -131,6 +132,9 @@ def test_native_uid(native_uid: object, valid: bool) -> None:
         with pytest.raises(BadRequest) as raised:
             validate_model(AccountsRequest, body)
         assert raised.value.code == "invalid_request"
+        with pytest.raises(ValidationError) as refused:
+            TypeAdapter(NativeUid).validate_python(native_uid)
+        assert [(e["type"], e["msg"]) for e in refused.value.errors()] == [("native_uid", "not a native UID")]
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
-from chalicelib.contract.types import MAX_SAFE_INTEGER, Limits, StoredRevision, as_integer, is_id, is_opaque
+from chalicelib.contract.types import (
+    MAX_SAFE_INTEGER,
+    MAX_TIMESTAMP_LENGTH,
+    Limits,
+    StoredRevision,
+    StrictBoolean,
+    Timestamp,
+    as_integer,
+    is_id,
+    is_opaque,
+)
 
 
 @pytest.mark.parametrize(
@@ -63,28 +75,55 @@ def test_as_integer_accepts(value, expected: int) -> None:
     assert result == expected and type(result) is int
 
 
+NOT_AN_INTEGER, OUT_OF_RANGE = ("integer", "not an integer"), ("integer", "out of range")
+
+
+def refusal(adapter: TypeAdapter[Any], value: Any) -> tuple[str, str]:
+    """(type, message) of the one error a contract type gives for `value`."""
+    with pytest.raises(ValidationError) as refused:
+        adapter.validate_python(value)
+    [error] = refused.value.errors()
+    return error["type"], error["msg"]
+
+
 @pytest.mark.parametrize(
-    "value",
-    [True, False, "1", None, 1.5, Decimal("1.5"), float("nan"), float("inf"), float("-inf"), Decimal("NaN"),
-     Decimal("Infinity"), -1, MAX_SAFE_INTEGER + 1],
+    ("value", "error"),
+    [(True, NOT_AN_INTEGER), (False, NOT_AN_INTEGER), ("1", NOT_AN_INTEGER), (None, NOT_AN_INTEGER),
+     (1.5, NOT_AN_INTEGER), (Decimal("1.5"), NOT_AN_INTEGER), (float("nan"), NOT_AN_INTEGER),
+     (float("inf"), NOT_AN_INTEGER), (float("-inf"), NOT_AN_INTEGER), (Decimal("NaN"), NOT_AN_INTEGER),
+     (Decimal("Infinity"), NOT_AN_INTEGER), (-1, OUT_OF_RANGE), (MAX_SAFE_INTEGER + 1, OUT_OF_RANGE)],
 )
-def test_as_integer_refuses(value) -> None:
-    with pytest.raises(ValueError):  # PydanticCustomError is a ValueError
+def test_as_integer_refuses(value, error: tuple[str, str]) -> None:
+    with pytest.raises(PydanticCustomError) as refused:
         as_integer(value)
+    assert (refused.value.type, refused.value.message()) == error
 
 
 def test_as_integer_bounds() -> None:
     assert as_integer(1, minimum=1, maximum=None) == 1
     assert as_integer(2**70, minimum=1, maximum=None) == 2**70
     for value, minimum, maximum in ((0, 1, None), (11, 0, 10)):
-        with pytest.raises(ValueError):
+        with pytest.raises(PydanticCustomError) as refused:
             as_integer(value, minimum=minimum, maximum=maximum)
+        assert (refused.value.type, refused.value.message()) == OUT_OF_RANGE
     assert as_integer(10, minimum=0, maximum=10) == 10
 
 
-def test_timestamps_are_bounded_at_1024_characters() -> None:
-    from chalicelib.contract.types import MAX_TIMESTAMP_LENGTH, Timestamp
+def test_each_contract_type_names_its_refusal() -> None:
+    # Only `unknown_component` changes the HTTP answer (http/bodies.py); the others name what was wrong
+    # for whoever reads the validation error (logs, the console, a debugger).
+    limits, timestamp, flag = TypeAdapter(Limits), TypeAdapter(Timestamp), TypeAdapter(StrictBoolean)
+    assert refusal(limits, [("cpu", 1)]) == refusal(limits, {}) == ("limits", "not a limits object")
+    assert refusal(limits, {"cpus": 1}) == ("unknown_component", "unknown limit component")
+    assert refusal(limits, {"cpu": 1.5}) == NOT_AN_INTEGER
+    assert refusal(limits, {"cpu": -1}) == OUT_OF_RANGE
+    for value in (1, "2026-01-01T00:00:00Z" + " " * MAX_TIMESTAMP_LENGTH, "2026-02-30T00:00:00Z", "yesterday"):
+        assert refusal(timestamp, value) == ("timestamp", "not a timestamp")
+    for value in (1, "true", None):
+        assert refusal(flag, value) == ("bool", "not a boolean")
 
+
+def test_timestamps_are_bounded_at_1024_characters() -> None:
     adapter = TypeAdapter(Timestamp)
     longest = "2026-01-01T00:00:00." + "1" * (MAX_TIMESTAMP_LENGTH - 21) + "Z"
     assert len(longest) == MAX_TIMESTAMP_LENGTH == 1024

@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from chalicelib.compute.validation import InvalidInput
 from chalicelib.fleet import rules
@@ -20,7 +22,10 @@ from chalicelib.fleet.models import (
     FleetDocument,
     FleetObject,
     FleetState,
+    ObjectName,
+    actual_pool,
     as_document,
+    custom_classes_used,
     doc_objects,
     empty_state,
     expected_classes,
@@ -172,6 +177,28 @@ def test_with_fields_changes_only_the_named_fields():
     changed = obj.with_fields(description="y")
     assert changed == FleetObject("flavors", "i", "f", {"pool": "p", "description": "y"}, archived=True)
     assert obj.fields["description"] == "x"
+
+
+def test_a_pool_as_it_exists_has_its_providers_totals_as_capacity():
+    recorded = FleetObject("pools", "i", "gpu", {"owner": "a", "capacity": {"VCPU": 64, "MEMORY_MB": 8}})
+    assert actual_pool(recorded, None) is recorded  # the provider is gone: as recorded
+    changed = actual_pool(recorded, {"VCPU": (48, 48), "DISK_GB": (10, 0)})  # reserved is not capacity
+    assert changed == recorded.with_fields(capacity={"DISK_GB": 10, "VCPU": 48})
+    assert list(changed.fields["capacity"]) == ["DISK_GB", "VCPU"]  # in class order, as export writes it
+    assert actual_pool(recorded, {}).fields["capacity"] == {}
+
+
+@pytest.mark.parametrize(("obj", "used"), [
+    (None, set()),
+    (FleetObject("ownerQuotas", "q", None, {"limits": {"CUSTOM_A": 1, "VCPU": 2}}), {"CUSTOM_A"}),
+    (FleetObject("offers", "o", "o", {"limits": {"CUSTOM_B": 1, "CUSTOM_A": 0}}), {"CUSTOM_A", "CUSTOM_B"}),
+    (FleetObject("flavors", "f", "f", {"resources": {"CUSTOM_C": 1, "custom_d": 1}}), {"CUSTOM_C"}),
+    (FleetObject("flavors", "f", "f", {"resources": {}}), set()),
+    (FleetObject("pools", "p", "p", {"capacity": {"CUSTOM_E": 1}}), set()),  # its provider's inventory holds it
+    (FleetObject("providerAccounts", "a", "a", {}), set()),
+])
+def test_the_custom_classes_a_quota_offer_or_flavor_uses(obj, used):
+    assert custom_classes_used(obj) == used
 
 
 # --- the state ---------------------------------------------------------------------------------------------
@@ -533,6 +560,73 @@ def test_a_document_naming_an_archived_flavor_is_a_blocked_update():
                                 "fields": [], "before": flavor(), "after": flavor(), "blocked": "archived"}]
     assert planned.blocked == [{"kind": "flavors", "name": "f", "reason": "archived", "field": "name"}]
     assert planned.calls == []
+
+
+def test_what_apply_would_refuse_of_an_update_is_blocked_in_the_plan():
+    # Issue 14 items 12 and 16: plan marks blocked whatever the module method would refuse.
+    state = applied(BASE)
+    archived = call(state, "pools.archive", {"id": POOL_ID})
+    held = doc(providerAccounts=[account()], pools=[pool()], ownerQuotas=[quota(limits={"VCPU": 3})],
+               offers=[offer(limits={"VCPU": 1})], flavors=[flavor(resources={"VCPU": 2})])
+    planned = rules.plan(archived, held, False)
+    assert planned.blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "archived", "field": "name"},
+        {"kind": "ownerQuotas", "name": "team-b@gpu", "reason": "archived", "field": "pool"},
+        {"kind": "offers", "name": "o", "reason": "archived", "field": "pool"},
+        {"kind": "flavors", "name": "f", "reason": "archived", "field": "pool"},
+    ] and planned.calls == []
+    assert rules.plan(state, held, False).blocked == []  # the same changes to an active pool's objects
+    assert rules.plan(archived, BASE, False).blocked == [  # unchanged objects of an archived pool stay
+        {"kind": "pools", "name": "gpu", "reason": "archived", "field": "name"}]
+
+    to_offered = doc(providerAccounts=[account()], pools=[pool(owner="team-b")])  # offer "o" is to team-b
+    assert rules.plan(state, to_offered, False).blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "offer_to_owner", "field": "owner"}]
+    assert rules.plan(state, doc(providerAccounts=[account()], pools=[pool(owner="team-c")]), False).blocked == []
+
+    allocated = replace(state, allocated={POOL_ID: frozenset({"VCPU"})})
+    dropped = doc(providerAccounts=[account()], pools=[pool(capacity={"MEMORY_MB": 8})])
+    assert rules.plan(allocated, dropped, False).blocked == [
+        {"kind": "pools", "name": "gpu", "reason": "in_use", "field": "capacity"}]
+    assert rules.plan(state, dropped, False).blocked == []
+    kept = doc(providerAccounts=[account()], pools=[pool(capacity={"VCPU": 4, "MEMORY_MB": 8})])
+    assert rules.plan(allocated, kept, False).blocked == []
+
+
+def test_prune_keeps_the_account_a_blocked_pool_still_uses():
+    # Issue 14 item 19: the pool stays as it is (its class cannot change), so its account stays too.
+    state = applied(doc(providerAccounts=[account()], pools=[pool()]))
+    moved = doc(providerAccounts=[account("other")], pools=[pool(account="other", cls="fast")])
+    planned = rules.plan(state, moved, True)
+    assert planned.blocked == [{"kind": "pools", "name": "gpu", "reason": "immutable_field", "field": "class"}]
+    assert planned.calls == [{"method": "compute.providerAccounts.create", "input": account("other")}]
+    unblocked = rules.plan(state, doc(providerAccounts=[account("other")], pools=[pool(account="other")]), True)
+    assert unblocked.calls[-1] == {"method": "compute.providerAccounts.delete", "input": {"id": ACCOUNT_ID}}
+
+
+ID_SHAPED = "0b6e7c4e-0000-4000-8000-000000000001"  # no object has this id
+
+
+@pytest.mark.parametrize("listed", [
+    {"providerAccounts": [account(ID_SHAPED)]},
+    {"providerAccounts": [account()], "pools": [pool(ID_SHAPED)]},
+    {"providerAccounts": [account()], "pools": [pool()], "offers": [offer(ID_SHAPED)]},
+])
+def test_a_create_named_like_an_id_is_blocked(listed):
+    # Issue 14 item 17: the document names a nameless object by its id; a create would take it as a name.
+    [kind] = [k for k, items in listed.items() if items[-1]["name"] == ID_SHAPED]
+    planned = rules.plan(empty_state(TENANT, SITES), doc(**listed), False)
+    assert planned.blocked == [{"kind": kind, "name": ID_SHAPED, "reason": "name_is_an_id", "field": "name"}]
+
+
+def test_a_name_like_an_id_is_refused_by_the_name_type_which_says_why():
+    with pytest.raises(InvalidInput) as refused:
+        call(empty_state(TENANT, SITES), "providerAccounts.create", account(ID_SHAPED))
+    assert refused.value.field == "/name"
+    with pytest.raises(ValidationError) as invalid:
+        TypeAdapter(ObjectName).validate_python(ID_SHAPED)
+    assert [e["msg"] for e in invalid.value.errors()] == ["Value error, a name may not have the form of an id"]
+    assert TypeAdapter(ObjectName).validate_python("gpu") == "gpu"
 
 
 def test_a_quota_on_an_unknown_pool_has_no_id():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,6 +87,9 @@ def test_in_scopes() -> None:
     assert in_scopes(row, frozenset({party_scope(Q1)}))
     assert in_scopes(row, frozenset({pair_scope(P1, Q1)}))
     assert not in_scopes(row, frozenset({pair_scope(P1, Q2), pair_scope(P2, Q1), project_scope(P2), party_scope(Q2)}))
+    with pytest.raises(ValueError) as refused:
+        in_scopes(row, ["account#x"])
+    assert str(refused.value) == "unknown scope 'account#x'"
 
 
 # --- property -----------------------------------------------------------------------------------

@@ -25,7 +25,9 @@ from chalicelib.retained.rules import (
     as_body,
     change_shard,
     decode_list,
+    decode_strings,
     encode_list,
+    encode_strings,
     fence,
     is_current,
     list_digest,
@@ -174,9 +176,17 @@ def test_encoding_stores_each_string_once() -> None:
                         "r": [[0, 2, 4, 1], [0, 3, 5, 9007199254740991], [1, 2, 4, 3]]}
 
 
+@pytest.mark.parametrize("strings", [[], ["p-1/q-1"], ["b", "a", "a"], ["\u00e9"]])
+def test_encoded_strings_decode_to_themselves_as_compact_ascii_json(strings) -> None:
+    data = encode_strings(strings)
+    assert zlib.decompress(data) == json.dumps(strings, separators=(",", ":")).encode("ascii")  # \u escapes
+    assert decode_strings(data) == strings
+
+
 def test_an_unknown_format_is_refused() -> None:
-    with pytest.raises(ValueError, match="format"):
+    with pytest.raises(ValueError) as refused:
         decode_list(zlib.compress(b'{"v":2,"s":[],"r":[]}'))
+    assert str(refused.value) == "unknown list format"
 
 
 @pytest.mark.parametrize(

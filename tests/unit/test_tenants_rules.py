@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from chalicelib.auth.principals import Principal, key_principal
 from chalicelib.tenants.inputs import IssuePrincipal, PrincipalPath, RegisterSite, TenantPath
 from chalicelib.tenants.models import SiteRegistration, TenantPrincipal
-from chalicelib.tenants.rules import merged_grants, parse_stored_name, principal_of, stored_name
+from chalicelib.tenants.rules import merged_grants, parse_stored_name, principal_of, principal_resolver, stored_name
 
 FLEET = "compute:fleet:admin@compute-fleet"
 POOLS = "compute:pools:admin@compute-pools"
@@ -50,6 +50,13 @@ def test_the_prefix_is_stripped_whole():
     assert parse_stored_name("tenant:tenant:x/y") == ("tenant:x", "y")
 
 
+def test_the_tenant_ends_at_the_first_slash():
+    # A tenant name has no "/" (the name pattern), so the first one ends it; the rest is the principal as
+    # stored, which the tenant lookup then finds or not (a principal name has no "/" either).
+    assert parse_stored_name("tenant:a/b/c") == ("a", "b/c")
+    assert parse_stored_name(stored_name("acme", "x/y")) == ("acme", "x/y")
+
+
 # --- opening a principal -----------------------------------------------------------------------------
 
 
@@ -84,6 +91,25 @@ def test_reissued_grants_replace_the_old_ones():
 ])
 def test_grants_are_stored_once_each_sorted(given, stored):
     assert merged_grants(given) == stored
+
+
+def test_the_resolver_opens_a_tenant_principal_through_its_lookup_and_any_other_as_a_key():
+    looked_up: list[tuple[str, str]] = []
+
+    def lookup(tenant: str, principal: str) -> TenantPrincipal | None:
+        looked_up.append((tenant, principal))
+        return record() if (tenant, principal) == ("acme", "alice") else None
+
+    resolve = principal_resolver(lookup)
+    assert resolve(stored_name("acme", "alice"), "e1") == principal_of(record(), "e1")
+    assert resolve(stored_name("acme", "alice"), "e0") is None  # the token's epoch, not the record's
+    assert resolve(stored_name("acme", "alice"), None) is None
+    assert resolve(stored_name("acme", "bob"), "e1") is None
+    assert looked_up == [("acme", "alice")] * 3 + [("acme", "bob")]  # every resolve reads the record again
+    assert resolve("service", None) == key_principal("service") is not None
+    assert resolve("site:k8s", None) == key_principal("site:k8s") is not None
+    assert resolve("tenant:acme", "e1") is None and resolve("nobody", None) is None
+    assert len(looked_up) == 4  # a key principal's name is never looked up as a tenant's
 
 
 # --- bodies --------------------------------------------------------------------------------------------
