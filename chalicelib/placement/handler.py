@@ -81,8 +81,6 @@ ROUTES: list[Route[Any]] = [
            "placement:allocations:update", "allocation", "put_for_consumer"),
     _route("placement.allocations.delete", "DELETE", f"{P}/allocations/{{consumer_uuid}}",
            "placement:allocations:delete", "allocation", "delete_for_consumer"),
-    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates",
-           "placement:allocation_candidates:list", "allocation_candidate", "list_all"),
     _route("placement.reshaper", "POST", f"{P}/reshaper", "placement:reshaper:reshape", "reshaper", "reshape"),
     _route("placement.usages.totals", "GET", f"{P}/usages", "placement:usages", "usage", "totals"),
     _route("placement.resource_classes.list", "GET", f"{P}/resource_classes",
@@ -105,6 +103,8 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:traits:update", "trait", "set_for_provider"),
     _route("placement.traits.provider_delete", "DELETE", f"{RP}/traits",
            "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
+    _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates",
+           "placement:allocation_candidates:list", "allocation_candidate", "list_all"),
     *[
         _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
                "not_built")

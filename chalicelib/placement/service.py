@@ -542,21 +542,37 @@ class PlacementService:
             raise errors.TooLarge(f"A resource provider holds at most {items.MAX_CUSTOM_TRAITS} custom traits "
                                   "in this service.")
 
+        def unknown_names() -> list[str]:
+            known = self.known_traits(sorted(wanted))
+            return [n for n in dict.fromkeys(names) if n not in known]
+
+        def refuse_unknown(unknown: list[str]) -> None:
+            if unknown:
+                raise errors.UnknownTrait(f"No such trait {', '.join(unknown)}")
+
         def attempt() -> Provider:
             read = self._unfenced(self.provider(uuid))
             if generation is not None and read.generation != generation:
                 raise errors.ProviderGenerationConflict(
                     "Resource provider's generation already changed. Please update the generation and try again.")
-            known = self.known_traits(sorted(wanted))
-            unknown = [n for n in dict.fromkeys(names) if n not in known]
-            if unknown:
-                raise errors.UnknownTrait(f"No such trait {', '.join(unknown)}")
+            if any(not traits.is_standard(n) and not traits.is_custom(n) for n in wanted):
+                refuse_unknown(unknown_names())  # a name that can be no trait: name every unknown one
             if read.traits == wanted:
                 return read
-            return self.store.write_traits(read, wanted)
+            # The custom traits added are not read first: the transaction's `trait_ref` conditions say whether
+            # they exist (those the provider keeps exist: it holds them), saving a round trip per write.
+            try:
+                return self.store.write_traits(read, wanted)
+            except ConditionFailed as failed:
+                if any(name.startswith(items.TRAIT_REF) for name in failed.names):
+                    refuse_unknown(unknown_names())
+                raise
 
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
+
+    def has_provider(self, uuid: str) -> bool:
+        return self.store.provider(uuid) is not None
 
     def filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
         """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required

@@ -48,6 +48,7 @@ def is_custom(name: str) -> bool:
 # --- GET /traits ---------------------------------------------------------------------------------
 
 
+@cache
 def _like_prefix(prefix: str) -> re.Pattern[str]:
     """`name LIKE '<prefix>%'` as Placement's SQL says it: `_` any one character, `%` any run, and
     case-insensitive (as MySQL's default collation and sqlite compare)."""

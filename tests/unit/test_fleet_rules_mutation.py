@@ -600,6 +600,10 @@ def test_prune_keeps_the_account_a_blocked_pool_still_uses():
     planned = rules.plan(state, moved, True)
     assert planned.blocked == [{"kind": "pools", "name": "gpu", "reason": "immutable_field", "field": "class"}]
     assert planned.calls == [{"method": "compute.providerAccounts.create", "input": account("other")}]
+    with_spare = applied(doc(providerAccounts=[account(), account("spare")], pools=[pool()]))
+    assert [a.name for a in with_spare.active("providerAccounts")] == ["main", "spare"]  # the kept one first
+    assert rules.plan(with_spare, moved, True).calls[1:] == [  # the unused account after it is still removed
+        {"method": "compute.providerAccounts.delete", "input": {"id": oid("providerAccounts", "spare")}}]
     unblocked = rules.plan(state, doc(providerAccounts=[account("other")], pools=[pool(account="other")]), True)
     assert unblocked.calls[-1] == {"method": "compute.providerAccounts.delete", "input": {"id": ACCOUNT_ID}}
 

@@ -1,6 +1,5 @@
-"""Placement endpoints this service does not build yet: allocation candidates
-(their paths: handler.py, UNBUILT_PATHS). They answer 404 in Placement's
-format (docs/placement.md)."""
+"""Placement endpoints this service does not build yet (their paths: handler.py, UNBUILT_PATHS; none
+today). They answer 404 in Placement's format (docs/placement.md)."""
 
 from __future__ import annotations
 
@@ -10,5 +9,4 @@ from chalicelib.placement.service import PlacementService
 
 
 def not_built(_service: PlacementService, request: Request) -> Reply:
-    raise web.not_found("This Placement-compatible service does not provide "
-                        "allocation candidates.")
+    raise web.not_found("This Placement-compatible service does not provide this endpoint.")

@@ -1,0 +1,164 @@
+"""Trait names and trait query strings (chalicelib/placement/traits.py), as Placement 16.0.0 parses them,
+and the items a provider traits write is made of (chalicelib/placement/items.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chalicelib.placement import errors, items, traits
+from chalicelib.placement.models import Provider
+from chalicelib.placement.traits import TraitQuery, parse_list_filter, parse_required
+
+# --- names ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "valid"), [
+    ("CUSTOM_A", True),
+    ("CUSTOM_A_1_B", True),
+    ("CUSTOM_", False),  # the pattern wants one character after the prefix
+    ("TRAIT_X", False),
+    ("CUSTOM_ABC:1", False),
+    ("CUSTOM_abc", False),
+    ("CUSTOM_" + "A" * 248, True),  # 255 characters
+    ("CUSTOM_" + "A" * 249, False),  # 256
+])
+def test_which_names_a_caller_may_create(name: str, valid: bool) -> None:
+    assert traits.is_custom_name(name) is valid
+
+
+def test_standard_traits_are_os_traits() -> None:
+    assert traits.is_standard("HW_CPU_X86_SHA") and traits.is_standard(traits.SHARES_VIA_AGGREGATE)
+    assert not traits.is_standard("CUSTOM_X") and not traits.is_standard("NON_EXISTED")
+    assert items.SHARES_VIA_AGGREGATE == traits.SHARES_VIA_AGGREGATE
+
+
+def test_os_traits_loads_on_the_first_traits_request_not_at_import_app() -> None:
+    probe = "import sys, app; print('os_traits' in sys.modules)"
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- GET /traits ---------------------------------------------------------------------------------
+
+
+def test_name_filters() -> None:
+    listed = parse_list_filter("in:CUSTOM_A,CUSTOM_B", None)
+    assert listed.matches_name("CUSTOM_A") and not listed.matches_name("CUSTOM_C")
+    prefixed = parse_list_filter("startswith:CUSTOM_T", None)
+    assert prefixed.matches_name("CUSTOM_TRAIT_1") and not prefixed.matches_name("CUSTOM_ANOTHER")
+    assert parse_list_filter("other:X", None).matches_name("ANYTHING")  # an unknown operator filters nothing
+
+
+def test_a_prefix_is_matched_as_sql_like_matches_it() -> None:
+    """`_` is one character, `%` any run, and case does not count (sqlite's and MySQL's LIKE)."""
+    assert parse_list_filter("startswith:HW_CPU", None).matches_name("HWXCPU_FOO")
+    assert parse_list_filter("startswith:custom_", None).matches_name("CUSTOM_A")
+    assert parse_list_filter("startswith:C%_B", None).matches_name("CUSTOM_AB")
+    assert parse_list_filter("startswith:", None).matches_name("X")
+
+
+def test_a_name_filter_without_an_operator_is_400() -> None:
+    with pytest.raises(errors.Invalid) as raised:
+        parse_list_filter("in_abc", None)
+    assert raised.value.detail == ('Badly formatted name parameter. Expected name query string parameter in form: '
+                                   '?name=[in|startswith]:[name1,name2|prefix]. Got: "in_abc"')
+
+
+@pytest.mark.parametrize(("sent", "held"), [("true", True), ("FALSE", False), ("True", True)])
+def test_associated(sent: str, held: bool) -> None:
+    assert parse_list_filter(None, sent).associated is held
+
+
+def test_associated_is_true_or_false() -> None:
+    with pytest.raises(errors.Invalid, match='only accepts "true" or "false"'):
+        parse_list_filter(None, "xyz")
+
+
+# --- required --------------------------------------------------------------------------------------
+
+NEW = {"allow_forbidden": True, "allow_any": True}  # 1.39
+FORBID = {"allow_forbidden": True, "allow_any": False}  # 1.22-1.38
+OLD = {"allow_forbidden": False, "allow_any": False}  # 1.18-1.21
+
+
+def test_required_and_forbidden() -> None:
+    query = parse_required(["A, !B,C"], **FORBID)
+    assert query == TraitQuery(required=(frozenset({"A"}), frozenset({"C"})), forbidden=frozenset({"B"}))
+    assert query.matches({"A", "C"}) and not query.matches({"A"}) and not query.matches({"A", "B", "C"})
+    assert query.required_names() == ["A", "C"]
+
+
+def test_every_leading_bang_goes_as_upstream() -> None:
+    assert parse_required(["!!FOO"], **FORBID).forbidden == {"FOO"}
+
+
+def test_before_1_39_the_last_required_counts() -> None:
+    assert parse_required(["A", "B"], **FORBID).required == (frozenset({"B"}),)
+    assert parse_required(["A", "B"], **NEW).required == (frozenset({"A"}), frozenset({"B"}))
+
+
+def test_any_of() -> None:
+    query = parse_required(["in:A, B", "C,!D"], **NEW)
+    assert query.matches({"B", "C"}) and not query.matches({"C"}) and not query.matches({"A", "C", "D"})
+
+
+@pytest.mark.parametrize(("values", "allowed", "detail"), [
+    ([""], FORBID, "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
+                   "Got an empty trait in: "),
+    ([""], OLD, "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. "
+                "Got an empty trait in: "),
+    (["A,,B"], FORBID, "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
+                       "Got an empty trait in: A,,B"),
+    (["!"], FORBID, "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. "
+                    "Got an empty trait in: !"),
+    (["!A"], OLD, "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: !A"),
+    (["in:A,B"], FORBID, "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. "
+                         "Got: in:A,B"),
+    (["in:A,"], NEW, "Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. "
+                     "Got an empty trait in: in:A,"),
+    (["in:A,!B"], NEW, "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
+                       "Got: in:A,!B"),
+])
+def test_bad_required_values_are_400_in_upstreams_words(values: list[str], allowed: dict[str, bool],
+                                                         detail: str) -> None:
+    with pytest.raises(errors.Invalid) as raised:
+        parse_required(values, **allowed)
+    assert raised.value.detail == f"Invalid query string parameters: {detail}"
+
+
+def test_only_the_last_value_is_checked_before_1_39() -> None:
+    """As upstream: the earlier values are dropped unread, however malformed."""
+    assert parse_required(["in:A", "B"], **FORBID).required == (frozenset({"B"}),)
+
+
+# --- the items of a traits write ---------------------------------------------------------------------
+
+
+def _ops(before: set[str], after: set[str]) -> list[str]:
+    read = Provider(uuid="u1", name="n", traits=frozenset(before), version=3, generation=2)
+    written, ops = items.write_traits("t", read, frozenset(after))
+    assert (written.generation, written.version, written.inventory_version) == (3, 4, read.inventory_version)
+    return [op.name for op in ops]
+
+
+def test_a_traits_write_counts_custom_traits_and_the_sharing_index() -> None:
+    assert _ops(set(), {"HW_CPU_X86_SHA", "CUSTOM_A"}) == ["provider", "trait_ref:CUSTOM_A"]
+    assert _ops({"CUSTOM_A"}, {"CUSTOM_B", traits.SHARES_VIA_AGGREGATE}) == [
+        "provider", "trait_ref:CUSTOM_A", "trait_ref:CUSTOM_B", "sharing"]
+    assert _ops({traits.SHARES_VIA_AGGREGATE}, set()) == ["provider", "sharing"]
+    assert _ops({"HW_CPU_X86_SHA"}, {"HW_CPU_X86_SHA", "STORAGE_DISK_SSD"}) == ["provider"]
+
+
+def test_deleting_a_provider_releases_its_custom_traits_and_sharing_item() -> None:
+    read = Provider(uuid="u1", name="n", traits=frozenset({"CUSTOM_A", "HW_CPU_X86_SHA",
+                                                           traits.SHARES_VIA_AGGREGATE}))
+    ops = items.delete_provider("t", read)
+    refs = [op for op in ops if op.name == "trait_ref:CUSTOM_A"]
+    assert refs and refs[0].request["Update"]["ExpressionAttributeValues"][":d"] == {"N": "-1"}
+    assert [op.request for op in ops if op.name == "sharing"] == [
+        {"Delete": {"TableName": "t", "Key": items.sharing_key("u1")}}]
