@@ -209,9 +209,10 @@ def _merge(a: rules.UsageDeltas, b: rules.UsageDeltas) -> rules.UsageDeltas:
 
 
 def check_size(plan: Plan) -> None:
-    """The open and the switch transactions carry every provider: a reshape of more is refused (400)."""
-    switch = len(plan.final) + len(items.class_ref_updates("t", class_deltas(plan))) + sum(
-        len(items.linked_version_bump("t", p)) for rp, p in plan.final.items() if moves_inventory(plan, rp)) + 1
+    """The open and the switch transactions carry every provider (the switch also their class references,
+    resource-class index items and linked versions): a reshape needing more than one transaction for
+    either is refused (400)."""
+    switch = len(switch_ops("t", plan)) if plan.final else 1
     if max(switch, len(plan.read) + 1) > MAX_TRANSACTION_OPS:
         raise errors.TooLarge(f"This reshape involves {len(plan.read)} resource providers; their final state "
                               f"must fit one transaction of {MAX_TRANSACTION_OPS} items.")
@@ -410,8 +411,9 @@ def unfence_ops(table: str, plan: Plan) -> list[Op]:
 
 
 def switch_ops(table: str, plan: Plan) -> list[Op]:
-    """Step K + 2, the visibility point: the providers' final items (unfenced), class references, linked
-    versions; the intent `done` (or deleted, without consumers to clean up)."""
+    """Step K + 2, the visibility point: the providers' final items (unfenced), class references, the
+    resource-class index items (allocation candidates read them), linked versions; the intent `done` (or
+    deleted, without consumers to clean up)."""
     step = len(plan.chunks) + 1
     ops = [_end(table, plan.reshape_id, step, PENDING) if not plan.chunks
            else _advance(table, plan.reshape_id, step, PENDING, new_state=DONE)]
@@ -421,6 +423,7 @@ def switch_ops(table: str, plan: Plan) -> list[Op]:
                                               fenced_by=plan.reshape_id), name=f"provider:{rp}"))
         if moves_inventory(plan, rp):
             ops += items.linked_version_bump(table, provider)
+            ops += items.class_index_updates(table, rp, plan.read[rp].inventories, provider.inventories)
     ops += items.class_ref_updates(table, class_deltas(plan))
     return ops
 

@@ -160,14 +160,16 @@ def test_a_reshape_of_500_consumers(placement, services):
     service = services.placement
     root, child, consumers = tree(placement, 500)
     inventories, writes = vcpu_move(service, root, child, consumers)
-    service.reshaper.round_trips = 0
+    services.round_trips.reset()
     started = time.perf_counter()
     service.reshape(inventories, writes)
     elapsed = time.perf_counter() - started
+    calls = dict(services.round_trips.calls)
     _, allocations = service.provider_allocations(child)
     assert len(allocations) == 500 and service.store.provider(child).usages == {"VCPU": 500}
     assert service.store.provider(root).usages == {} and sorted(service.store.provider(root).inventories) == [
         "DISK_GB"]
     assert all(service.consumer(c)[0].generation == 2 for c in consumers[:5])
     assert reshape_items(services) == []
-    print(f"reshape of 500 consumers: {elapsed:.2f} s, {service.reshaper.round_trips} transactions")
+    assert calls["TransactWriteItems"] == 34 and calls["BatchGetItem"] <= 7  # 2 + 2 x 16 chunks; 502 keys
+    print(f"reshape of 500 consumers: {elapsed:.2f} s, round trips {calls}")
