@@ -13,18 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalicelib.http.family import ANY_PRINCIPAL, Reply, Request, Route, lazy
+from chalicelib.http.family import Reply, Request, Route, lazy
 
 P = "/placement"
 RP = f"{P}/resource_providers/{{uuid}}"
-
-UNBUILT_PATHS: tuple[str, ...] = (  # every Placement path up to 1.39 is built (handlers/unbuilt.py serves none)
-)
-
-
-# The rule upstream enforces on each unbuilt path's methods (a method upstream does not declare there needs
-# none: it is 404 like the rest, for any caller Placement accepts).
-UNBUILT_RULES: dict[tuple[str, str], str] = {}
 
 
 def _serve(module: str, function: str) -> Callable[[Any, Request], Reply]:
@@ -105,10 +97,4 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:traits:delete", "trait", "delete_for_provider"),
     _route("placement.allocation_candidates.list", "GET", f"{P}/allocation_candidates",
            "placement:allocation_candidates:list", "allocation_candidate", "list_all"),
-    *[
-        _route("placement.unbuilt", method, path, UNBUILT_RULES.get((method, path), ANY_PRINCIPAL), "unbuilt",
-               "not_built")
-        for path in UNBUILT_PATHS
-        for method in ("GET", "PUT", "POST", "DELETE")
-    ],
 ]

@@ -1,4 +1,4 @@
-"""The Placement API end to end on DynamoDB Local: auth, negotiation, headers, limits, unbuilt parts."""
+"""The Placement API end to end on DynamoDB Local: auth, negotiation, headers, limits."""
 
 from __future__ import annotations
 
