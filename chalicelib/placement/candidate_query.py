@@ -13,13 +13,14 @@ the service checks it, in upstream's order.
 from __future__ import annotations
 
 import re
-import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from chalicelib.placement import errors
 from chalicelib.placement.candidates import RequestGroup, RequestWide
+from chalicelib.placement.list_filters import parse_member_of, parse_resources
 from chalicelib.placement.traits import parse_required
+from chalicelib.placement.uuids import is_uuid_like
 
 Version = tuple[int, int]
 
@@ -38,8 +39,6 @@ STRING_SUFFIXES = (1, 33)
 SAME_SUBTREE = (1, 36)
 ANY_TRAITS = (1, 39)
 
-RESOURCES_FORM = "?resources=VCPU:2,MEMORY_MB:1024"
-
 
 def _bad(detail: str, code: str = errors.UNDEFINED) -> errors.Invalid:
     return errors.Invalid(detail, code)
@@ -54,63 +53,9 @@ class CandidateQuery:
 
 # --- one value at a time (util.normalize_*) -----------------------------------------------------------
 
-def resources(value: str) -> dict[str, int]:
-    if value.strip() == "":
-        raise _bad("Badly formed resources parameter. Expected resources query string parameter in form: "
-                   f"{RESOURCES_FORM}. Got: empty string.")
-    found: dict[str, int] = {}
-    for part in value.split(","):
-        pieces = part.split(":")
-        if len(pieces) != 2:
-            raise _bad("Badly formed resources parameter. Expected resources query string parameter in form: "
-                       f"{RESOURCES_FORM}. Got: {part}.")
-        name, amount_text = pieces
-        try:
-            amount = int(amount_text)
-        except ValueError:
-            raise _bad(f"Requested resource {name} expected positive integer amount. "
-                       f"Got: {amount_text}.") from None
-        if amount < 1:
-            raise _bad(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
-        found[name] = amount
-    return found
-
-
-def _uuid_like(value: str) -> bool:
-    """oslo's is_uuid_like: what uuid.UUID reads, dashes or not, compared without dashes."""
-    try:
-        return str(uuidlib.UUID(value)).replace("-", "") == value.replace("urn:", "").replace(
-            "uuid:", "").strip("{}").replace("-", "").lower()
-    except (TypeError, ValueError, AttributeError):
-        return False
-
-
-def member_of(value: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(required: one of these aggregates; forbidden: none of these) of one `member_of` value."""
-    if "," in value and not (value.startswith("in:") or value.startswith("!in:")):
-        raise _bad("Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using "
-                   f"the valid microversion. Got: {value}")
-    required: set[str] = set()
-    forbidden: set[str] = set()
-    if value.startswith("!in:"):
-        forbidden = set(value[4:].split(","))
-    elif value.startswith("!"):
-        forbidden = {value[1:]}
-    elif value.startswith("in:"):
-        required = set(value[3:].split(","))
-    else:
-        required = {value}
-    for aggregate in sorted(required | forbidden):
-        if not _uuid_like(aggregate):
-            raise _bad("Invalid query string parameters: Expected 'member_of' parameter to contain valid "
-                       f"UUID(s). Got: {aggregate}")
-    # As upstream, kept as sent (its SQL compares the text): a dashless spelling matches nothing.
-    return frozenset(required), frozenset(forbidden)
-
-
 def in_tree(value: str) -> str:
     stripped = value.strip()
-    if not _uuid_like(stripped):
+    if not is_uuid_like(stripped):
         raise _bad("Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. "
                    f"Got: {value}")
     return stripped
@@ -171,24 +116,15 @@ def _groups(query: Mapping[str, Sequence[str]], version: Version) -> dict[str, _
         group = by_suffix.setdefault(suffix, _Group())
         if kind == "resources":
             for value in values:
-                group.resources = resources(value)
+                group.resources = parse_resources(value)
         elif kind == "required":
             # Before 1.39 a repeated `required` means its last value only (parse_required knows).
             parsed = parse_required(list(values), allow_forbidden=allow_forbidden, allow_any=allow_any)
             group.required, group.forbidden = list(parsed.required), set(parsed.forbidden)
         elif kind == "member_of":
-            if version < MULTIPLE_MEMBER_OF and len(values) > 1:
-                raise _bad(f"Multiple member_of{suffix} parameters are not supported")
-            group.member_of, group.forbidden_aggregates = [], set()
-            for value in values:
-                required_aggs, forbidden_aggs = member_of(value)
-                if required_aggs:
-                    group.member_of.append(required_aggs)
-                if forbidden_aggs:
-                    if version < FORBIDDEN_AGGREGATES:
-                        raise _bad(f"Forbidden member_of{suffix} parameters are not supported in the specified "
-                                   "microversion")
-                    group.forbidden_aggregates |= forbidden_aggs
+            aggregates = parse_member_of(values, several=version >= MULTIPLE_MEMBER_OF,
+                                         forbidden=version >= FORBIDDEN_AGGREGATES, suffix=suffix)
+            group.member_of, group.forbidden_aggregates = list(aggregates.required), set(aggregates.forbidden)
         else:
             for value in values:
                 group.in_tree = in_tree(value)

@@ -1,7 +1,7 @@
-"""GET /resource_providers filters of aggregates and capacity, pure: `member_of` (1.3; repeated 1.24;
-forbidden `!` 1.32) and `resources` (1.4) parsed as Placement parses them (its 400 texts), and each
-matched as a predicate on a provider read. (`in_tree` is a read of one tree, `store.tree`; the traits
-filter `required` has its own functions.)"""
+"""Filters of aggregates and capacity, pure: `member_of` (1.3; repeated 1.24; forbidden `!` 1.32) and
+`resources` (1.4) parsed as Placement parses them (its 400 texts), for GET /resource_providers and for
+allocation candidates' groups alike, and matched as a predicate on a provider read. (`in_tree` is a read
+of one tree, `store.tree`; the traits filter `required` has its own functions.)"""
 
 from __future__ import annotations
 
@@ -10,18 +10,7 @@ from dataclasses import dataclass
 
 from chalicelib.placement import errors
 from chalicelib.placement.models import Provider
-
-
-def _uuid_like(value: str) -> bool:
-    """oslo's is_uuid_like, as Placement checks aggregate uuids (dashless and braced spellings pass)."""
-    import uuid as uuidlib
-
-    try:
-        parsed = uuidlib.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return False
-    stripped = value.lower().replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "")
-    return parsed.hex == stripped
+from chalicelib.placement.uuids import is_uuid_like
 
 
 @dataclass(frozen=True)
@@ -56,7 +45,7 @@ def parse_member_of_value(value: str) -> tuple[frozenset[str], frozenset[str]]:
     else:
         required = frozenset([value])
     for aggregate in sorted(required | forbidden):
-        if not _uuid_like(aggregate):
+        if not is_uuid_like(aggregate):
             raise errors.Invalid("Invalid query string parameters: Expected 'member_of' parameter to contain valid "
                                  f"UUID(s). Got: {aggregate}")
     return required, forbidden
