@@ -5,7 +5,6 @@ with `jsonschema` (details as Placement words them), media types, URLs and cache
 from __future__ import annotations
 
 import json
-import uuid as uuidlib
 from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,6 +12,7 @@ from urllib.parse import urlsplit
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import errors, microversion
 from chalicelib.placement.microversion import Features, Version
+from chalicelib.placement.uuids import normal_uuid as normal_uuid  # the handlers' spelling: web.normal_uuid
 
 PREFIX = "/placement"
 JSON = "application/json"
@@ -47,16 +47,6 @@ def _uuid_like(instance: object) -> bool:
     return not isinstance(instance, str) or normal_uuid(instance) is not None
 
 
-def normal_uuid(value: str) -> str | None:
-    """The canonical dashed form, or None when `value` is not a UUID."""
-    try:
-        parsed = uuidlib.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return None
-    stripped = value.lower().replace("urn:", "").replace("uuid:", "").strip("{}").replace("-", "")
-    return str(parsed) if parsed.hex == stripped else None
-
-
 def keep_version(request: Request, version: Version) -> None:
     """Once per request, before anything else (the context is the request's own mapping)."""
     context = request.context
@@ -73,6 +63,14 @@ def negotiated(request: Request) -> Version | None:
 def version(request: Request) -> Version:
     found = negotiated(request)
     assert found is not None, "PlacementFamily.begin negotiates the microversion before any handler"
+    return found
+
+
+def introduced(request: Request, since: Version) -> Version:
+    """The request's microversion, for a route that exists only from `since` (404 before, as Placement)."""
+    found = version(request)
+    if found < since:
+        raise not_found()
     return found
 
 
@@ -178,14 +176,25 @@ def http_date(epoch: float | None) -> str:
     return formatdate(epoch, usegmt=True)
 
 
+CACHE_HEADERS_SINCE = (1, 15)
+
+
+def cache_headers(request: Request, last_modified: float | None) -> dict[str, str]:
+    """From 1.15, `cache-control: no-cache` and `last-modified` (None or 0: now; NOT_MODIFIED: none)."""
+    if version(request) < CACHE_HEADERS_SINCE:
+        return {}
+    found = {"cache-control": "no-cache"}
+    if last_modified != NOT_MODIFIED:
+        found["last-modified"] = http_date(last_modified or None)
+    return found
+
+
 def reply(request: Request, status: int, body: Any = None, *, last_modified: float | None = None,
           headers: dict[str, str] | None = None, cache: bool = True) -> Reply:
     """A success answer; from 1.15 an answer with a body carries no-cache and last-modified."""
     out = dict(headers or {})
-    if body is not None and cache and version(request) >= (1, 15):
-        out["cache-control"] = "no-cache"
-        if last_modified != NOT_MODIFIED:
-            out["last-modified"] = http_date(last_modified or None)
+    if body is not None and cache:
+        out.update(cache_headers(request, last_modified))
     return Reply(status=status, body=body, headers=out)
 
 

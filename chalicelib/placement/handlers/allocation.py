@@ -81,9 +81,7 @@ def put_for_consumer(service: PlacementService, request: Request) -> Reply:
 
 
 def post_many(service: PlacementService, request: Request) -> Reply:
-    version = web.version(request)
-    if version < (1, 13):
-        raise web.not_found()
+    version = web.introduced(request, (1, 13))
     web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
     writes = [consumer_write(web.normal_uuid(c) or c, entry, version) for c, entry in data.items()]

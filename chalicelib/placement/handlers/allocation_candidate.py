@@ -53,9 +53,7 @@ def render(result: Result, requested: frozenset[str], version: Version) -> dict[
 
 
 def list_all(service: PlacementService, request: Request) -> Reply:
-    version = web.version(request)
-    if version < INTRODUCED:
-        raise web.not_found()
+    version = web.introduced(request, INTRODUCED)
     web.check_accept(request)
     web.query(request, schema.list_query(version))
     query = candidate_query.parse(request.query, version)

@@ -12,9 +12,7 @@ from chalicelib.placement.service import PlacementService
 
 
 def reshape(service: PlacementService, request: Request) -> Reply:
-    version = web.version(request)
-    if version < (1, 30):
-        raise web.not_found()
+    version = web.introduced(request, (1, 30))
     web.require_json(request)
     data = web.json_body(request, schema.for_post(version))
     inventories = {rp: (int(entry["resource_provider_generation"]),

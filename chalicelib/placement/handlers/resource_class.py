@@ -13,9 +13,7 @@ from chalicelib.placement.service import PlacementService
 
 
 def _gate(request: Request) -> Version:
-    version = web.version(request)
-    if version < (1, 2):
-        raise web.not_found()
+    version = web.introduced(request, (1, 2))
     return version
 
 

@@ -61,11 +61,7 @@ def list_all(service: PlacementService, request: Request) -> Reply:
         if "required" in params else None
     resources = schema.resources(params)
     providers = service.list_providers(params.get("name") or None, uuid, in_tree=params.get("in_tree") or None,
-                                       member_of=member_of, resources=resources)
-    # As upstream, an unknown in_tree lists nothing before the traits are looked up (no 400 for them).
-    in_tree = params.get("in_tree") or None
-    if required is not None and (providers or in_tree is None or service.has_provider(in_tree)):
-        providers = service.filter_by_traits(providers, required)
+                                       member_of=member_of, resources=resources, required=required)
     latest = max((p.updated_at for p in providers), default=0)
     body = {"resource_providers": [represent(request, p, version) for p in providers]}
     return web.reply(request, 200, body, last_modified=latest)

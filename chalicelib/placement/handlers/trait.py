@@ -7,31 +7,16 @@ from typing import Any
 
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import web
-from chalicelib.placement.microversion import Version
 from chalicelib.placement.models import Provider
 from chalicelib.placement.schemas import trait as schema
 from chalicelib.placement.service import PlacementService
 from chalicelib.placement.traits import parse_list_filter
 
-CACHE_HEADERS_SINCE = (1, 15)
-
-
-def _gate(request: Request) -> Version:
-    version = web.version(request)
-    if version < (1, 6):
-        raise web.not_found()
-    return version
-
-
-def _cache_headers(version: Version, last_modified: float | None) -> dict[str, str]:
-    """What upstream sets on its body-less trait answers from 1.15 (None: now)."""
-    if version < CACHE_HEADERS_SINCE:
-        return {}
-    return {"cache-control": "no-cache", "last-modified": web.http_date(last_modified)}
+TRAITS = (1, 6)
 
 
 def list_all(service: PlacementService, request: Request) -> Reply:
-    _gate(request)
+    web.introduced(request, TRAITS)
     web.check_accept(request)
     params = web.query(request, schema.LIST_QUERY)
     wanted = parse_list_filter(params.get("name"), params.get("associated"))
@@ -41,21 +26,21 @@ def list_all(service: PlacementService, request: Request) -> Reply:
 
 
 def show(service: PlacementService, request: Request) -> Reply:
-    version = _gate(request)
+    web.introduced(request, TRAITS)
     created_at = service.trait_created_at(request.params["name"])
-    return Reply(204, None, _cache_headers(version, created_at))
+    return Reply(204, None, web.cache_headers(request, created_at))  # upstream's body-less answers carry them
 
 
 def put(service: PlacementService, request: Request) -> Reply:
-    version = _gate(request)
+    web.introduced(request, TRAITS)
     name = request.params["name"]
     created, created_at = service.create_trait(name)
-    headers = {"location": web.absolute(request, f"/traits/{name}"), **_cache_headers(version, created_at)}
+    headers = {"location": web.absolute(request, f"/traits/{name}"), **web.cache_headers(request, created_at)}
     return Reply(201 if created else 204, None, headers)
 
 
 def delete(service: PlacementService, request: Request) -> Reply:
-    _gate(request)
+    web.introduced(request, TRAITS)
     service.delete_trait(request.params["name"])
     return web.no_content(request)
 
@@ -67,7 +52,7 @@ def _provider_traits(request: Request, provider: Provider) -> Reply:
 
 
 def list_for_provider(service: PlacementService, request: Request) -> Reply:
-    _gate(request)
+    web.introduced(request, TRAITS)
     web.check_accept(request)
     uuid = request.params["uuid"]
     provider = service.provider(
@@ -76,7 +61,7 @@ def list_for_provider(service: PlacementService, request: Request) -> Reply:
 
 
 def set_for_provider(service: PlacementService, request: Request) -> Reply:
-    _gate(request)
+    web.introduced(request, TRAITS)
     web.require_json(request)
     data = web.json_body(request, schema.SET_PROVIDER_TRAITS)
     provider = service.set_provider_traits(request.params["uuid"], data["resource_provider_generation"],
@@ -85,6 +70,6 @@ def set_for_provider(service: PlacementService, request: Request) -> Reply:
 
 
 def delete_for_provider(service: PlacementService, request: Request) -> Reply:
-    _gate(request)
+    web.introduced(request, TRAITS)
     service.set_provider_traits(request.params["uuid"], None, [])
     return web.no_content(request)

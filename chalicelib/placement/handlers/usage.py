@@ -20,8 +20,7 @@ def for_provider(service: PlacementService, request: Request) -> Reply:
 
 def totals(service: PlacementService, request: Request) -> Reply:
     """Usage summed over a project (and user): only classes with allocations; from 1.38 per consumer type."""
-    if web.version(request) < (1, 9):
-        raise web.not_found()
+    web.introduced(request, (1, 9))
     web.check_accept(request)
     version = web.version(request)
     params = web.query(request, schema.totals_query(version))
