@@ -122,9 +122,11 @@ class PlacementService:
         return provider
 
     def list_providers(self, name: str | None, uuid: str | None, *, in_tree: str | None = None,
-                       member_of: MemberOf | None = None, resources: dict[str, int] | None = None) -> list[Provider]:
+                       member_of: MemberOf | None = None, resources: dict[str, int] | None = None,
+                       required: TraitQuery | None = None) -> list[Provider]:
         """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
-        claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate."""
+        claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate;
+        the traits (`required`) last, as upstream: an unknown in_tree lists nothing before they are looked up."""
         root: str | None = None
         if in_tree is not None:
             anchor = self.store.provider(in_tree)
@@ -140,8 +142,8 @@ class PlacementService:
             found = self.tree(root)
         elif any_of is not None:
             members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
-            if not members:
-                return []  # as Placement: no member, no answer (before the classes are checked)
+            if not members:  # as Placement: no member, no answer (before the classes are checked, not the traits)
+                return [] if required is None else self._filter_by_traits([], required)
             found = [p for p in self.store.providers(members).values() if p is not None]
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
@@ -150,11 +152,12 @@ class PlacementService:
             if unknown:
                 raise unknown_class(unknown[0])
         found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
-        return [p for p in found
-                if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
-                and (root is None or p.root == root)
-                and (not member_of or member_of.matches(p.aggregates))
-                and (not resources or has_room(p, resources))]
+        listed = [p for p in found
+                  if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
+                  and (root is None or p.root == root)
+                  and (not member_of or member_of.matches(p.aggregates))
+                  and (not resources or has_room(p, resources))]
+        return listed if required is None else self._filter_by_traits(listed, required)
 
     def tree(self, root: str) -> list[Provider]:
         """The providers of one tree. The index is read again (a few times) while the tree's `children`
@@ -571,10 +574,7 @@ class PlacementService:
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
-    def has_provider(self, uuid: str) -> bool:
-        return self.store.provider(uuid) is not None
-
-    def filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
+    def _filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
         """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required
         trait is a 400; when no provider at all has the required traits the answer is empty before forbidden
         traits are looked up; an unknown forbidden trait is a 400 too."""
