@@ -296,10 +296,12 @@ def chunk_delete(table: str, reshape_id: str, index: int) -> Op:
     return Op(f"chunk:{index}", {"Delete": {"TableName": table, "Key": chunk_key(reshape_id, index)}})
 
 
-def _advance(table: str, reshape_id: str, step: int, state: str, *, new_state: str | None = None) -> Op:
-    """The intent moves from `step` to `step + 1` (and maybe to another state) if it is at `step` in `state`."""
+def _advance(table: str, reshape_id: str, step: int, state: str, *, new_state: str | None = None,
+             to: int | None = None) -> Op:
+    """The intent moves from `step` to `to` (default `step + 1`; a rollback moves back) and maybe to another
+    state, if it is at `step` in `state`."""
     sets = "step = :next" + (", #state = :new" if new_state else "")
-    values = {":step": to_value(step), ":next": to_value(step + 1), ":state": to_value(state)}
+    values = {":step": to_value(step), ":next": to_value(step + 1 if to is None else to), ":state": to_value(state)}
     if new_state:
         values[":new"] = to_value(new_state)
     return Op(INTENT, {"Update": {"TableName": table, "Key": intent_key(reshape_id), "UpdateExpression": "SET " + sets,
@@ -376,20 +378,20 @@ def rewrite_ops(table: str, plan: Plan, chunk: Chunk) -> list[Op]:
     return ops
 
 
+def _fenced_consumer_delete(table: str, uuid: str, reshape_id: str) -> Op:
+    """The consumer item goes, if this reshape still fences it."""
+    return Op(f"consumer:{uuid}", {"Delete": {
+        "TableName": table, "Key": items.consumer_key(uuid), "ConditionExpression": "fence = :id",
+        "ExpressionAttributeValues": {":id": to_value(reshape_id)}}})
+
+
 def undo_ops(table: str, plan: Plan, chunk: Chunk) -> list[Op]:
     """Rolling chunk k back (intent at step 1 + k, aborting): the old records and allocation items again."""
-    ops = [Op(INTENT, {"Update": {
-        "TableName": table, "Key": intent_key(plan.reshape_id), "UpdateExpression": "SET step = :next",
-        "ConditionExpression": "step = :step AND #state = :state", "ExpressionAttributeNames": {"#state": "state"},
-        "ExpressionAttributeValues": {":step": to_value(chunk.index + 1), ":next": to_value(chunk.index),
-                                      ":state": to_value(ABORTING)}}})]
+    ops = [_advance(table, plan.reshape_id, chunk.index + 1, ABORTING, to=chunk.index)]
     fenced = {":id": to_value(plan.reshape_id)}
     for change in chunk.changes:
-        consumer_key = items.consumer_key(change.uuid)
         if change.old is None:
-            ops.append(Op(f"consumer:{change.uuid}", {"Delete": {
-                "TableName": table, "Key": consumer_key, "ConditionExpression": "fence = :id",
-                "ExpressionAttributeValues": fenced}}))
+            ops.append(_fenced_consumer_delete(table, change.uuid, plan.reshape_id))
         else:
             restored = _consumer_item(replace(change.old, version=change.old.version + 2))
             ops.append(Op(f"consumer:{change.uuid}", {"Put": {
@@ -436,14 +438,11 @@ def cleanup_ops(table: str, plan: Plan, chunk: Chunk) -> list[Op]:
     ops = [_end(table, plan.reshape_id, step, DONE) if last else _advance(table, plan.reshape_id, step, DONE)]
     fenced = {":id": to_value(plan.reshape_id)}
     for change in chunk.changes:
-        consumer_key = items.consumer_key(change.uuid)
         if change.new is None:
-            ops.append(Op(f"consumer:{change.uuid}", {"Delete": {
-                "TableName": table, "Key": consumer_key, "ConditionExpression": "fence = :id",
-                "ExpressionAttributeValues": fenced}}))
+            ops.append(_fenced_consumer_delete(table, change.uuid, plan.reshape_id))
         else:
             ops.append(Op(f"consumer:{change.uuid}", {"Update": {
-                "TableName": table, "Key": consumer_key, "UpdateExpression": "REMOVE fence, prev",
+                "TableName": table, "Key": items.consumer_key(change.uuid), "UpdateExpression": "REMOVE fence, prev",
                 "ConditionExpression": "fence = :id", "ExpressionAttributeValues": fenced}}))
     ops += usage_ops(table, chunk.usage)
     return ops

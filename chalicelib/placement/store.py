@@ -175,12 +175,7 @@ class PlacementStore:
         their uuids, members' `<root>#<uuid>`) and a consistent BatchGet of what it lists; those the
         consistent read shows elsewhere (the index lagging a move) are left out. Read units: one Query page
         per ~4,000 keys of the tree, plus the tree's items."""
-        items = self._query(
-            IndexName="gsi1", ConsistentRead=False,
-            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :root)",
-            ExpressionAttributeValues={":pk": {"S": PROVIDER_INDEX_PK}, ":root": {"S": root}},
-        )
-        found = self.providers([uuid_of_sort_key(i["gsi1sk"]) for i in items])
+        found = self.providers(self.tree_uuids(root))
         return trees.tree_members((p for p in found.values() if p is not None), root)
 
     def aggregate_members(self, aggregate: str) -> set[str]:
@@ -309,11 +304,12 @@ class PlacementStore:
     def custom_class(self, name: str) -> dict[str, Any] | None:
         return self._get(class_key(name))
 
+    def _existing(self, keys: list[dict[str, Any]]) -> set[str]:
+        """The sort keys of those of `keys` that exist (one consistent BatchGet; none for no keys)."""
+        return {sk for (_pk, sk) in self._batch(keys)} if keys else set()
+
     def existing_custom_classes(self, names: list[str]) -> set[str]:
-        if not names:
-            return set()
-        found = self._batch([class_key(n) for n in names])
-        return {sk for (_pk, sk) in found}
+        return self._existing([class_key(n) for n in names])
 
     # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
 
@@ -356,10 +352,7 @@ class PlacementStore:
         return self._get(trait_key(name))
 
     def existing_custom_traits(self, names: list[str]) -> set[str]:
-        if not names:
-            return set()
-        found = self._batch([trait_key(n) for n in names])
-        return {sk for (_pk, sk) in found}
+        return self._existing([trait_key(n) for n in names])
 
     def held_traits(self) -> set[str]:
         """Every trait some provider holds: the keys-only index, then the providers' `traits` only
