@@ -7,7 +7,8 @@ Sides (all started and emptied here):
 - the real Placement on sqlite behind waitress: the second row;
 - ours: `make run`'s server on DynamoDB Local (devkit/placement/service.py).
 
-Every side gets the same setup through its own API (concurrently), the same requests from the same
+Every side gets the same setup through its own API (concurrently) and BENCH_PLACEMENT_WARMUP unmeasured
+requests (DynamoDB Local is a JVM that needs a few hundred calls to warm), the same requests from the same
 client (http.client, one keep-alive connection per thread), operation by operation in turn, for
 BENCH_PLACEMENT_ROUNDS rounds; the table quotes medians across rounds. Only 2xx counts as a
 success. An operation a side does not support yet prints "unsupported" for that side. A 5xx (or a
@@ -62,6 +63,9 @@ CANDIDATE_N = int(os.environ.get("BENCH_PLACEMENT_CANDIDATE_N", "100"))
 RESHAPE_CONSUMERS = int(os.environ.get("BENCH_PLACEMENT_RESHAPE_CONSUMERS", "500"))
 REFERENCE_THREADS = int(os.environ.get("BENCH_PLACEMENT_REFERENCE_THREADS", "4"))
 WIDE_N = 5
+# Requests each side answers before anything is measured: DynamoDB Local is a JVM, whose calls take twice
+# as long until it has compiled its hot paths (a few hundred calls); DynamoDB itself has no such phase.
+WARMUP = int(os.environ.get("BENCH_PLACEMENT_WARMUP", "600"))
 KEEPALIVE = os.environ.get("BENCH_PLACEMENT_KEEPALIVE", "1") != "0"
 SPREAD_PROVIDERS = 16
 PROJECTS = [str(uuid.uuid4()) for _ in range(4)]
@@ -330,7 +334,13 @@ class Side:
                                 version="1.1")
         if status in UNSUPPORTED:
             self.lacks.add("aggregates")
-        measure(name, "warm-up", self.writes(20, self.spread), 1)
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """WARMUP allocation writes and as many of each read, THREADS at a time, measured nowhere."""
+        measure(self.name, "warm-up", self.writes(WARMUP, self.spread), THREADS)
+        for _, paths, version in self.reads():
+            measure(self.name, "warm-up", self.gets(paths(WARMUP // 4), version), THREADS)
 
     def grow_to(self, trees: int) -> float:
         """Seeds compute trees up to `trees`; the seconds it took."""
@@ -438,6 +448,7 @@ class CountingProxy:
         self.sizes: dict[str, list[int]] = collections.defaultdict(list)  # items per call, by operation
         self.actions: collections.Counter[str] = collections.Counter()  # transaction actions (Put, Update...)
         self.units: dict[str, float] = collections.defaultdict(float)  # consumed capacity, by operation
+        self.last: dict[str, bytes] = {}  # the last request body, by operation
         lock = threading.Lock()
         target = (parts.hostname, parts.port)
         proxy = self
@@ -451,6 +462,7 @@ class CountingProxy:
                 with lock:
                     proxy.counts[operation] += 1
                     proxy.sizes[operation].append(items_in(operation, body))
+                    proxy.last[operation] = body
                     if operation == "TransactWriteItems":
                         proxy.actions.update(action for item in json.loads(body)["TransactItems"] for action in item)
                 conn = http.client.HTTPConnection(*target, timeout=60)
@@ -491,6 +503,7 @@ class RoundTrips:
     calls: dict[str, float]            # operation -> calls per write
     items: dict[str, float]            # operation -> mean items per call
     actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
+    floor: Phase                       # the last write's calls replayed straight from boto3
 
 
 def round_trips_per_write(store_endpoint: str) -> RoundTrips:
@@ -504,14 +517,16 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         proxy.counts.clear()
         proxy.sizes.clear()
         proxy.actions.clear()
-        statuses = collections.Counter(allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[i % 4])()
-                                       for i in range(ROUND_TRIP_WRITES))
+        consumers = [str(uuid.uuid4()) for _ in range(ROUND_TRIP_WRITES)]
+        statuses = collections.Counter(allocate(client, providers[i % 2], c, PROJECTS[i % 4])()
+                                       for i, c in enumerate(consumers))
         if set(statuses) != {204}:
             raise RuntimeError(f"round-trip phase answered {dict(statuses)}")
         calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
         items = {op: sum(sizes) / len(sizes) for op, sizes in sorted(proxy.sizes.items())}
         actions = {action: count / ROUND_TRIP_WRITES for action, count in sorted(proxy.actions.items())}
-        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions)
+        floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in calls], consumers[-1])
+        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions, floor)
     finally:
         service.stop()
         proxy.stop()
@@ -599,50 +614,23 @@ def candidates_only() -> int:
     return 0 if all(reads) else 1
 
 
-def dynamodb_floor(store_endpoint: str, batch_keys: int, actions: dict[str, float]) -> Phase:
-    """The bare DynamoDB work of one allocation write, straight from boto3, sequential: a consistent
-    BatchGetItem of `batch_keys` existing items, then one transaction with the same actions as ours
-    (each Update/ConditionCheck on an existing item, each Put a new item, all conditional)."""
-    from chalicelib.store.schema import ensure_table
+def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer: str) -> Phase:
+    """The bare DynamoDB work of one allocation write: our last write's own calls (`calls`, as sent at the
+    wire), replayed straight from boto3 on the same table, sequential. Each replay names a new consumer (the
+    last one's uuid replaced), so it is the same new-consumer write: the same keys, items, conditions."""
     from devkit.placement.service import store_client
 
-    client, table = store_client(store_endpoint), f"bench-floor-{uuid.uuid4().hex[:8]}"
-    ensure_table(client, table)
-
-    def key(pk: str) -> dict[str, Any]:
-        return {"pk": {"S": pk}, "sk": {"S": "-"}}
-
-    counts = {action: round(n) for action, n in actions.items()}
-    existing = max(batch_keys, counts.get("Update", 0) + counts.get("ConditionCheck", 0))
-    for i in range(existing):
-        client.put_item(TableName=table, Item={**key(f"E#{i}"), "v": {"N": "0"}, "doc": {"S": "x" * 300}})
-    values = {":one": {"N": "1"}, ":cap": {"N": str(10**12)}}
-
-    def transaction(write: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        slot = iter(range(existing))
-        for _ in range(counts.get("Update", 0)):
-            items.append({"Update": {"TableName": table, "Key": key(f"E#{next(slot)}"),
-                                     "UpdateExpression": "SET v = v + :one", "ConditionExpression": "v < :cap",
-                                     "ExpressionAttributeValues": values}})
-        for _ in range(counts.get("ConditionCheck", 0)):
-            items.append({"ConditionCheck": {"TableName": table, "Key": key(f"E#{next(slot)}"),
-                                             "ConditionExpression": "v < :cap", "ExpressionAttributeValues": values}})
-        items.extend({"Put": {"TableName": table, "Item": {**key(f"W#{write}#{i}"), "doc": {"S": "x" * 300}},
-                              "ConditionExpression": "attribute_not_exists(pk)"}} for i in range(counts.get("Put", 0)))
-        return items
+    client = store_client(store_endpoint)
+    methods = {"BatchGetItem": client.batch_get_item, "TransactWriteItems": client.transact_write_items}
 
     def one() -> int:
-        client.batch_get_item(RequestItems={table: {
-            "Keys": [key(f"E#{i}") for i in range(batch_keys)], "ConsistentRead": True}})
-        client.transact_write_items(TransactItems=transaction(uuid.uuid4().hex))
+        fresh = str(uuid.uuid4())
+        for operation, body in calls:
+            methods[operation](**json.loads(body.decode().replace(consumer, fresh)))
         return 200
 
-    try:
-        measure("floor", "warm-up", [one] * 20, 1)
-        return measure("DynamoDB floor (boto3)", "the same 2 calls, sequential", [one] * N, 1)
-    finally:
-        client.delete_table(TableName=table)
+    measure("floor", "warm-up", [one] * 20, 1)
+    return measure("DynamoDB floor (boto3)", "our write's calls, sequential", [one] * N, 1)
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -783,7 +771,6 @@ def main() -> int:
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
         keystone = placement_keystone.measure(store.endpoint, CountingProxy)
         reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
-        floor = dynamodb_floor(store.endpoint, round(trips.items.get("BatchGetItem", 1)), trips.actions)
     finally:
         store.stop()
 
@@ -815,9 +802,9 @@ def main() -> int:
     for line in keystone.lines():
         print(line)
     ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
-    print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {floor.per_s:.0f}/s, "
-          f"p50 {floor.percentile(0.5):.1f} ms, p99 {floor.percentile(0.99):.1f} ms "
-          f"(ours sequential PUT, median: {ours_put / floor.per_s:.2f}x of it)")
+    print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {trips.floor.per_s:.0f}/s, "
+          f"p50 {trips.floor.percentile(0.5):.1f} ms, p99 {trips.floor.percentile(0.99):.1f} ms "
+          f"(ours sequential PUT, median: {ours_put / trips.floor.per_s:.2f}x of it)")
     ours_5xx = [f"{row.operation}: {row.errors(names[-1])}" for row in rows.values()
                 if any(status >= 500 or status == 0 for phase in row.phases.get(names[-1], []) if phase
                        for status in phase.statuses)]

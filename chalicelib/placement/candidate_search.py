@@ -42,7 +42,8 @@ from chalicelib.placement.classes import is_standard
 from chalicelib.placement.models import Provider
 from chalicelib.placement.store import PlacementStore
 
-PAGE = 100  # resource-class index keys per page: one BatchGet of their providers
+PAGE = 300  # resource-class index keys per page: BatchGets of their providers, BATCHES_AT_ONCE at once
+BATCHES_AT_ONCE = 3  # the store serves them in parallel while the last answer is decoded
 TREE_QUERIES_AT_ONCE = 8  # gsi1 Queries of one page's trees in flight at once (the boto3 client is thread-safe)
 
 
@@ -110,25 +111,44 @@ class CandidateSearch:
     # --- providers -----------------------------------------------------------------------------
 
     def _providers(self, uuids: Iterable[str]) -> dict[str, Provider]:
-        wanted = [u for u in dict.fromkeys(uuids) if u not in self._read]
+        ordered = list(dict.fromkeys(uuids))
+        wanted = [u for u in ordered if u not in self._read]
         if wanted:
-            found = self._store.providers_for_candidates(wanted)
+            found = self._store.providers_for_candidates(wanted, workers=BATCHES_AT_ONCE)
             for uuid in wanted:
                 self._read[uuid] = found.get(uuid)
-        return {u: p for u in dict.fromkeys(uuids) if (p := self._read.get(u)) is not None}
+        return {u: p for u in ordered if (p := self._read.get(u)) is not None}
 
     def _trees(self, roots: Iterable[str]) -> list[Provider]:
-        """Every provider of these trees (a root without children is its own tree: no Query)."""
+        """Every provider of these trees. A root without children is its own tree; below one whose items know
+        their children (`child_uuids`), the tree is read a level at a time by key, every tree's level in the
+        same BatchGets; a tree where an item does not know them, or a child read elsewhere (moved since),
+        is read by one gsi1 Query (those in parallel: their latencies do not add up)."""
         root_items = self._providers(roots)
-        nested = [root.uuid for root in root_items.values() if root.children or root.parent_uuid]
-        found: dict[str, list[str]] = {}
-        if len(nested) > 1:  # one Query per tree, in parallel: their latencies do not add up
-            with ThreadPoolExecutor(max_workers=min(TREE_QUERIES_AT_ONCE, len(nested))) as pool:
-                found = dict(zip(nested, pool.map(self._store.tree_uuids, nested), strict=True))
-        elif nested:
-            found = {nested[0]: self._store.tree_uuids(nested[0])}
-        members = [u for root in root_items for u in found.get(root, [root])]
-        return list(self._providers(members).values())
+        members = {root: [root] for root in root_items}
+        by_query = [p.uuid for p in root_items.values() if p.parent_uuid]  # no longer a root
+        level = [p for p in root_items.values() if p.children and not p.parent_uuid]
+        while level:
+            known = [p for p in level if len(p.child_uuids) == p.children]
+            by_query += [p.root for p in level if len(p.child_uuids) != p.children]
+            found = self._providers(kid for p in known for kid in sorted(p.child_uuids))
+            level = []
+            for parent in known:
+                kids = [found.get(kid) for kid in sorted(parent.child_uuids)]
+                if any(kid is None or kid.root != parent.root for kid in kids):
+                    by_query.append(parent.root)
+                    continue
+                members[parent.root] += [kid.uuid for kid in kids if kid is not None]
+                level += [kid for kid in kids if kid is not None and kid.children]
+        for root, uuids in self._queried_trees(list(dict.fromkeys(by_query))).items():
+            members[root] = uuids
+        return list(self._providers(u for root in root_items for u in members[root]).values())
+
+    def _queried_trees(self, roots: list[str]) -> dict[str, list[str]]:
+        if len(roots) > 1:
+            with ThreadPoolExecutor(max_workers=min(TREE_QUERIES_AT_ONCE, len(roots))) as pool:
+                return dict(zip(roots, pool.map(self._store.tree_uuids, roots), strict=True))
+        return {root: self._store.tree_uuids(root) for root in roots}
 
     def _trees_of(self, uuids: Iterable[str]) -> list[Provider]:
         return self._trees(dict.fromkeys(p.root for p in self._providers(uuids).values()))

@@ -167,6 +167,7 @@ def provider_put(table: str, provider: Provider, condition: str, values: dict[st
         "use": dict(provider.usages), "updatedAt": now(), "createdUs": provider.created_at,
         "gsi1pk": PROVIDER_INDEX_PK, "gsi1sk": tree_sort_key(provider),
         "parent": provider.parent_uuid, "root": provider.root, "children": provider.children,
+        "kids": set(provider.child_uuids) or None,  # a string set: children_change adds and deletes one
         "traits": sorted(provider.traits), "aggs": sorted(provider.aggregates),
         "linkedVersion": ({"pk": provider.linked_version[0], "sk": provider.linked_version[1]}
                           if provider.linked_version else None),
@@ -274,7 +275,7 @@ def linked_version_bump(table: str, provider: Provider) -> list[Op]:
 def create_provider(table: str, provider: Provider) -> list[Op]:
     """A new provider: its uuid (`provider`) and its name (`name_claim`) must be free; a child's parent
     (`parent`) must exist and still be in the tree the child is written into (its counter moves)."""
-    parent = ([children_change(table, PARENT, provider.parent_uuid, +1, root=provider.root)]
+    parent = ([children_change(table, PARENT, provider.parent_uuid, provider.uuid, +1, root=provider.root)]
               if provider.parent_uuid is not None else [])
     return [provider_put(table, provider, "attribute_not_exists(pk)"),
             name_claim(table, provider.name, provider.uuid),
@@ -312,7 +313,8 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
     condition, values = unchanged(read.version)
     condition += " AND (attribute_not_exists(#children) OR #children = :zero)"
     values = {**values, ":zero": {"N": "0"}}
-    parent = [children_change(table, PARENT, read.parent_uuid, -1)] if read.parent_uuid is not None else []
+    parent = ([children_change(table, PARENT, read.parent_uuid, read.uuid, -1)]
+              if read.parent_uuid is not None else [])
     return [Op(PROVIDER, {"Delete": {"TableName": table, "Key": provider_key(read.uuid),
                                      "ConditionExpression": f"{condition} AND attribute_not_exists(fence)",
                                      "ExpressionAttributeValues": values,
@@ -330,20 +332,23 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
 # --- nested providers (1.14, 1.37) -----------------------------------------------------------------
 
 
-def children_change(table: str, name: str, parent_uuid: str, delta: int, *, root: str | None = None) -> Op:
-    """The parent's `children` counter moved by `delta`, and its `version` with it, so a write decided from an
-    older read of the parent (a delete, a move, a put of the whole item) fails; with `root`, the parent must
-    still be in that tree (a child is never written into a tree its parent has left)."""
+def children_change(table: str, name: str, parent_uuid: str, child: str, delta: int, *,
+                    root: str | None = None) -> Op:
+    """The parent's `children` counter moved by `delta` (+1 or -1) and `child` added to or taken from its
+    `kids`, and its `version` with them, so a write decided from an older read of the parent (a delete, a
+    move, a put of the whole item) fails; with `root`, the parent must still be in that tree (a child is never
+    written into a tree its parent has left)."""
     condition = "attribute_exists(pk)"
-    values: dict[str, Any] = {":d": {"N": str(delta)}, ":one": {"N": "1"}}
-    names: dict[str, str] = {"#children": "children"}
+    values: dict[str, Any] = {":d": {"N": str(delta)}, ":one": {"N": "1"}, ":kid": {"SS": [child]}}
+    names: dict[str, str] = {"#children": "children", "#kids": "kids"}
     if root is not None:
         condition += " AND (#root = :root OR attribute_not_exists(#root))"
         values[":root"] = {"S": root}
         names["#root"] = "root"
     return Op(name, {"Update": {
         "TableName": table, "Key": provider_key(parent_uuid),
-        "UpdateExpression": "ADD #children :d, version :one",
+        "UpdateExpression": ("ADD #children :d, version :one, #kids :kid" if delta > 0 else
+                             "ADD #children :d, version :one DELETE #kids :kid"),
         "ConditionExpression": condition, "ExpressionAttributeValues": values, "ExpressionAttributeNames": names,
     }})
 
@@ -379,9 +384,9 @@ def update_provider(table: str, read: Provider, name: str, parent_uuid: str | No
     condition, values = unchanged(read.version)
     ops[0] = provider_put(table, moved, condition, values)
     if read.parent_uuid is not None:
-        ops.append(children_change(table, OLD_PARENT, read.parent_uuid, -1))
+        ops.append(children_change(table, OLD_PARENT, read.parent_uuid, read.uuid, -1))
     if parent_uuid is not None:
-        ops.append(children_change(table, PARENT, parent_uuid, +1, root=root))
+        ops.append(children_change(table, PARENT, parent_uuid, read.uuid, +1, root=root))
     ops.extend(_descendant_op(table, d, root) for d in descendants)
     return moved, ops
 

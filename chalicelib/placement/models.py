@@ -58,6 +58,9 @@ class Provider:
     parent_uuid: str | None = None
     root_uuid: str = ""
     children: int = 0  # direct children: a parent with children is not deleted
+    # Their uuids, moved with the counter: known when as many as `children` (an item written before they were
+    # kept has none), so a tree can be read by key, a level at a time, instead of by a Query of the index.
+    child_uuids: frozenset[str] = frozenset()
     traits: frozenset[str] = frozenset()  # 1.6
     aggregates: frozenset[str] = frozenset()  # 1.1
     fence: str | None = None  # the reshape holding the provider (writers meet it; its item is the old state)

@@ -235,14 +235,17 @@ def provider_json(p: Provider) -> dict[str, Any]:
             "inventories": {rc: inv.as_dict() for rc, inv in p.inventories.items()}, "usages": p.usages,
             "updated_at": p.updated_at, "linked_version": list(p.linked_version) if p.linked_version else None,
             "created_at": p.created_at, "parent_uuid": p.parent_uuid, "root_uuid": p.root_uuid,
-            "children": p.children, "traits": sorted(p.traits), "aggregates": sorted(p.aggregates)}
+            "children": p.children, "child_uuids": sorted(p.child_uuids), "traits": sorted(p.traits),
+            "aggregates": sorted(p.aggregates)}
 
 
 def provider_from(data: dict[str, Any]) -> Provider:
     linked = data.get("linked_version")
     return Provider(**{**data, "inventories": {rc: Inventory(**inv) for rc, inv in data["inventories"].items()},
                        "linked_version": (linked[0], linked[1]) if linked else None,
-                       "traits": frozenset(data["traits"]), "aggregates": frozenset(data["aggregates"])})
+                       "traits": frozenset(data["traits"]), "aggregates": frozenset(data["aggregates"]),
+                       # an intent written before the children's uuids were kept has none: they are then unknown
+                       "child_uuids": frozenset(data.get("child_uuids", ()))})
 
 
 def consumer_json(c: Consumer | None) -> dict[str, Any] | None:

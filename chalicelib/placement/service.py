@@ -128,6 +128,7 @@ class PlacementService:
         claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate;
         the traits (`required`) last, as upstream: an unknown in_tree lists nothing before they are looked up."""
         root: str | None = None
+        anchor: Provider | None = None
         if in_tree is not None:
             anchor = self.store.provider(in_tree)
             if anchor is None:
@@ -138,8 +139,8 @@ class PlacementService:
             found = [p for p in [self.store.provider(uuid)] if p is not None]
         elif name is not None:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
-        elif root is not None:
-            found = self.tree(root)
+        elif anchor is not None:
+            found = self._tree_by_keys(anchor) or self.tree(anchor.root)
         elif any_of is not None:
             members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
             if not members:  # as Placement: no member, no answer (before the classes are checked, not the traits)
@@ -158,6 +159,25 @@ class PlacementService:
                   and (not member_of or member_of.matches(p.aggregates))
                   and (not resources or has_room(p, resources))]
         return listed if required is None else self._filter_by_traits(listed, required)
+
+    def _tree_by_keys(self, anchor: Provider) -> list[Provider] | None:
+        """The tree of `anchor` read from its root down a level at a time, by consistent BatchGets of the
+        children each item names (a flat root: nothing more to read); None when an item does not know its
+        children (written before they were kept) or a child was read in another tree (moved meanwhile)."""
+        root = anchor if anchor.root == anchor.uuid else self.store.provider(anchor.root)
+        if root is None:
+            return None
+        members, level = [root], [root]
+        while level:
+            if any(len(p.child_uuids) != p.children for p in level):
+                return None
+            kids = sorted(kid for p in level for kid in p.child_uuids)
+            found = self.store.providers(kids) if kids else {}
+            level = [p for p in found.values() if p is not None and p.root == root.uuid]
+            if len(level) != len(kids):
+                return None
+            members += level
+        return members
 
     def tree(self, root: str) -> list[Provider]:
         """The providers of one tree. The index is read again (a few times) while the tree's `children`
@@ -351,11 +371,12 @@ class PlacementService:
 
     # --- allocations ---------------------------------------------------------------------------
 
-    def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, Provider | None]]:
+    def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, int]]:
+        """GET /allocations/{c}: the consumer and the generation of each provider it holds (of those that exist)."""
         consumer = self.store.consumer(uuid)
         if consumer is None:
             return None, {}
-        return consumer, self.store.providers(sorted(consumer.allocations))
+        return consumer, self.store.provider_generations(sorted(consumer.allocations))
 
     def write_allocations(self, writes: list[ConsumerWrite], *, single: bool) -> None:
         """PUT /allocations/{c} (single) or POST /allocations: one BatchGet, one transaction."""

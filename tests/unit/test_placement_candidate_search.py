@@ -51,7 +51,7 @@ class FakeStore:
         self.calls.append(f"tree:{root}")
         return [u for u, p in self.by_uuid.items() if p.root == root]
 
-    def providers_for_candidates(self, uuids: list[str]) -> dict[str, Provider]:
+    def providers_for_candidates(self, uuids: list[str], workers: int = 1) -> dict[str, Provider]:
         self.read += uuids
         return {u: self.by_uuid[u] for u in uuids if u in self.by_uuid}
 
@@ -65,8 +65,9 @@ class FakeStore:
 
 
 def compute(uuid: str, *, traits: frozenset[str] = frozenset(), children: int = 0,
-            aggregates: frozenset[str] = frozenset(), **inventories: int) -> Provider:
-    return Provider(uuid=uuid, name=uuid, children=children, traits=traits, aggregates=aggregates,
+            aggregates: frozenset[str] = frozenset(), kids: frozenset[str] = frozenset(),
+            **inventories: int) -> Provider:
+    return Provider(uuid=uuid, name=uuid, children=children, traits=traits, aggregates=aggregates, child_uuids=kids,
                     inventories={rc: Inventory(total=n) for rc, n in (inventories or {"VCPU": 8}).items()},
                     created_at=int(uuid[-4:], 16) if uuid[-4:].isalnum() else 0)
 
@@ -85,19 +86,23 @@ def search(store: FakeStore, query: str, version: tuple[int, int] = (1, 36), bou
     return CandidateSearch(store, settings).run(parse(params, version))  # type: ignore[arg-type]
 
 
+PAGE = candidate_search.PAGE
+MANY = PAGE * 2 + PAGE // 2  # two and a half pages of the class index
+
+
 def test_tree_by_tree_reading_stops_at_the_page_that_holds_limit_candidates():
-    store = FakeStore([compute(f"cn-{i:04x}") for i in range(250)])
+    store = FakeStore([compute(f"cn-{i:04x}") for i in range(MANY)])
     result = search(store, "resources=VCPU:1&limit=3")
     assert len(result.candidates) == 3 and len(result.summaries) == 3
-    assert store.calls.count("page") == 1 and len(store.read) == 100
-    everything = FakeStore([compute(f"cn-{i:04x}") for i in range(250)])
-    assert len(search(everything, "resources=VCPU:1").candidates) == 250
+    assert store.calls.count("page") == 1 and len(store.read) == PAGE
+    everything = FakeStore([compute(f"cn-{i:04x}") for i in range(MANY)])
+    assert len(search(everything, "resources=VCPU:1", bound=MANY).candidates) == MANY
     assert everything.calls.count("page") == 3
 
 
 def test_the_bound_stops_reading_without_a_limit():
-    store = FakeStore([compute(f"cn-{i:04x}") for i in range(250)])
-    assert len(search(store, "resources=VCPU:1", bound=150).candidates) == 150
+    store = FakeStore([compute(f"cn-{i:04x}") for i in range(MANY)])
+    assert len(search(store, "resources=VCPU:1", bound=PAGE + 1).candidates) == PAGE + 1
     assert store.calls.count("page") == 2
 
 
@@ -107,6 +112,26 @@ def test_a_nested_tree_is_read_whole_and_a_flat_root_costs_no_query():
     result = search(store, "resources=VCPU:1,CUSTOM_DEV:1")
     assert [sorted(c.resources) for c in result.candidates] == [["cn-0001", "dev-0001"]]
     assert {s.uuid for s in result.summaries} == {"cn-0001", "dev-0001"}
+    assert [c for c in store.calls if c.startswith("tree:")] == ["tree:cn-0001"]
+
+
+def test_a_tree_whose_items_know_their_children_is_read_by_key_a_level_at_a_time():
+    store = FakeStore([compute("cn-0001", children=1, kids=frozenset({"numa-0001"}), VCPU=8),
+                       Provider(uuid="numa-0001", name="numa-0001", parent_uuid="cn-0001", root_uuid="cn-0001",
+                                children=1, child_uuids=frozenset({"dev-0001"})),
+                       child("dev-0001", "cn-0001", CUSTOM_DEV=2)], custom={"CUSTOM_DEV"})
+    result = search(store, "resources=VCPU:1,CUSTOM_DEV:1")
+    assert [sorted(c.resources) for c in result.candidates] == [["cn-0001", "dev-0001"]]
+    assert not [c for c in store.calls if c.startswith("tree:")]
+    assert store.read == ["cn-0001", "numa-0001", "dev-0001"]
+
+
+def test_a_child_read_in_another_tree_has_its_tree_read_by_query():
+    moved = Provider(uuid="dev-0001", name="dev-0001", parent_uuid="cn-0002", root_uuid="cn-0002",
+                     inventories={"CUSTOM_DEV": Inventory(total=2)})
+    store = FakeStore([compute("cn-0001", children=1, kids=frozenset({"dev-0001"}), VCPU=8), moved],
+                      custom={"CUSTOM_DEV"})
+    assert search(store, "resources=VCPU:1,CUSTOM_DEV:1").candidates == []
     assert [c for c in store.calls if c.startswith("tree:")] == ["tree:cn-0001"]
 
 
@@ -160,7 +185,9 @@ def worlds(draw: Any) -> tuple[list[Provider], str]:
     for t in range(draw(st.integers(1, 5))):
         root = f"r{t}"
         kids = draw(st.integers(0, 2))
+        known = draw(st.booleans())  # the root item knows its children's uuids, or (written before) not
         providers.append(Provider(uuid=root, name=root, children=kids, created_at=len(providers),
+                                  child_uuids=frozenset(f"{root}c{k}" for k in range(kids)) if known else frozenset(),
                                   traits=frozenset(draw(st.sets(st.sampled_from(ROOT_TRAITS)))),
                                   inventories={rc: Inventory(total=draw(st.integers(1, 3)))
                                                for rc in draw(st.sets(st.sampled_from(["VCPU", "DISK_GB"])))}))
@@ -184,12 +211,11 @@ def worlds(draw: Any) -> tuple[list[Provider], str]:
 @given(worlds())
 def test_reading_tree_by_tree_finds_what_reading_everything_finds(world):
     providers, query = world
-    page = candidate_search.PAGE
     candidate_search.PAGE = 2  # several pages, trees split over them
     try:
         lazy = search(FakeStore(providers), query)
     finally:
-        candidate_search.PAGE = page
+        candidate_search.PAGE = PAGE
     params: dict[str, list[str]] = {}
     for part in query.split("&"):
         name, _, value = part.partition("=")

@@ -94,8 +94,9 @@ def test_a_child_is_created_with_its_parents_counter_conditioned_on_the_parents_
     assert names(ops) == [items.PROVIDER, items.NAME_CLAIM, items.PARENT]
     parent = ops[2].request["Update"]
     assert parent["Key"] == items.provider_key("a")
-    assert parent["UpdateExpression"] == "ADD #children :d, version :one"
+    assert parent["UpdateExpression"] == "ADD #children :d, version :one, #kids :kid"
     assert parent["ExpressionAttributeValues"][":root"] == {"S": "r"}
+    assert parent["ExpressionAttributeValues"][":kid"] == {"SS": ["c2"]}
     assert ops[0].request["Put"]["Item"]["gsi1sk"] == {"S": "r#c2"}
 
 
@@ -104,6 +105,8 @@ def test_a_provider_with_children_is_never_deleted_and_a_child_moves_its_parents
     assert names(ops) == [items.PROVIDER, items.OLD_NAME_CLAIM, items.PARENT]
     assert "#children = :zero" in ops[0].request["Delete"]["ConditionExpression"]
     assert ops[2].request["Update"]["ExpressionAttributeValues"][":d"] == {"N": "-1"}
+    assert ops[2].request["Update"]["UpdateExpression"] == "ADD #children :d, version :one DELETE #kids :kid"
+    assert ops[2].request["Update"]["ExpressionAttributeValues"][":kid"] == {"SS": ["d"]}
 
 
 def test_a_move_to_another_tree_rewrites_every_descendants_root_and_sort_key():
@@ -112,6 +115,7 @@ def test_a_move_to_another_tree_rewrites_every_descendants_root_and_sort_key():
     assert (moved.parent_uuid, moved.root) == ("r2", "r2")
     assert names(ops) == [items.PROVIDER, items.OLD_PARENT, items.PARENT, "descendant:b", "descendant:c",
                           "descendant:d"]
+    assert [ops[i].request["Update"]["ExpressionAttributeValues"][":kid"] for i in (1, 2)] == [{"SS": ["a"]}] * 2
     update = ops[3].request["Update"]
     assert update["ExpressionAttributeValues"][":sk"] == {"S": "r2#b"}
     assert update["ExpressionAttributeValues"][":read"] == {"N": "1"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from boto3.dynamodb.types import Binary
 
 from chalicelib.store.codec import from_item, to_item, to_value
 from chalicelib.store.keys import key, key_id
@@ -67,3 +68,34 @@ def test_keys() -> None:
     assert key("ACCTS#a", "B#07") == {"pk": {"S": "ACCTS#a"}, "sk": {"S": "B#07"}}
     assert key_id(key("ACCTS#a", "B#07")) == ("ACCTS#a", "B#07")
     assert key_id({"pk": {"S": "p"}, "sk": {"S": "s"}, "other": {"S": "x"}}) == ("p", "s")
+
+
+@pytest.mark.parametrize(("wire", "plain"), [
+    ({"S": "-12"}, "-12"),
+    ({"N": "0"}, 0),
+    ({"N": "-7"}, -7),
+    ({"N": "-0.5"}, -0.5),
+    ({"N": "1E+2"}, 100),
+    ({"SS": ["a", "b"]}, {"a", "b"}),
+    ({"BOOL": True}, True),
+    ({"NULL": True}, None),
+    ({"L": []}, []),
+    ({"M": {"a": {"L": [{"M": {}}]}}}, {"a": [{}]}),
+    ({"B": b"\x00\x01"}, Binary(b"\x00\x01")),
+    ({"NS": ["1", "0.5"]}, {1, 0.5}),
+    ({"BS": [b"a"]}, {Binary(b"a")}),
+])
+def test_each_kind_of_attribute_value_as_boto3_reads_it(wire, plain) -> None:
+    """The one-pass decoder agrees with boto3's TypeDeserializer on every kind."""
+    got = from_item({"v": wire})["v"]
+    assert got == plain
+    assert type(got) is type(plain)
+
+
+def test_a_value_of_no_dynamodb_type_is_refused() -> None:
+    with pytest.raises(TypeError):
+        from_item({"v": {"X": "1"}})
+
+
+def test_sets_hold_their_members_decoded() -> None:
+    assert [type(n) for n in sorted(from_item({"v": {"NS": ["2", "0.5"]}})["v"])] == [float, int]

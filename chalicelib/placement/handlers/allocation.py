@@ -53,13 +53,11 @@ def consumer_write(uuid: str, data: dict[str, Any], version: Version) -> Consume
 def show_for_consumer(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
-    consumer, providers = service.consumer(request.params["consumer_uuid"])
+    consumer, generations = service.consumer(request.params["consumer_uuid"])
     if consumer is None:
         return web.reply(request, 200, {"allocations": {}})
-    allocations: dict[str, Any] = {}
-    for rp, resources in consumer.allocations.items():
-        provider = providers.get(rp)
-        allocations[rp] = {"resources": dict(resources), "generation": provider.generation if provider else None}
+    allocations: dict[str, Any] = {rp: {"resources": dict(resources), "generation": generations.get(rp)}
+                                   for rp, resources in consumer.allocations.items()}
     body: dict[str, Any] = {"allocations": allocations}
     if version >= (1, 12):
         body["project_id"] = consumer.project_id

@@ -58,8 +58,11 @@ def test_bad_queries_are_400_in_upstreams_words(placement, query, detail):
     assert detail in answer.body["errors"][0]["detail"]
 
 
-def test_the_read_is_no_scan_and_stops_at_the_page_that_holds_limit_candidates(placement, services):
-    """No sharing provider: the class index is read a page (100 holders) at a time, and reading stops there."""
+def test_the_read_is_no_scan_and_stops_at_the_page_that_holds_limit_candidates(placement, services, monkeypatch):
+    """No sharing provider: the class index is read a page (here 100 holders) at a time, and reading stops there."""
+    from chalicelib.placement import candidate_search
+
+    monkeypatch.setattr(candidate_search, "PAGE", 100)
     cls = f"CUSTOM_L{new_uuid().replace('-', '')[:12].upper()}"
     assert placement.put(f"/placement/resource_classes/{cls}", None, version="1.7").status == 201
     for _ in range(130):

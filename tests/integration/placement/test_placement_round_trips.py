@@ -49,8 +49,9 @@ def test_reads_cost_at_most_two(placement, services):
         assert answer.status == 200 and sum(calls.values()) <= budget, (path, calls)
 
 
-def test_a_tree_is_listed_in_three_calls_whatever_else_is_stored(placement, services):
-    """in_tree: the anchor (GetItem), its tree on gsi1 (one Query), the members (one BatchGet)."""
+def test_a_tree_is_listed_a_level_a_call_whatever_else_is_stored(placement, services):
+    """in_tree: the anchor (GetItem), then each level below it by the uuids its parents name (one BatchGet);
+    a flat root is one GetItem. No index Query."""
     root = provider(placement)
     for _ in range(3):
         assert placement.post("/placement/resource_providers", {"name": new_uuid(), "parent_provider_uuid": root},
@@ -60,7 +61,11 @@ def test_a_tree_is_listed_in_three_calls_whatever_else_is_stored(placement, serv
     answer, calls = trips(services, lambda: placement.get(f"/placement/resource_providers?in_tree={root}",
                                                           version="1.14"))
     assert len(answer.body["resource_providers"]) == 4
-    assert calls == {"GetItem": 1, "Query": 1, "BatchGetItem": 1}
+    assert calls == {"GetItem": 1, "BatchGetItem": 1}
+    flat = provider(placement)
+    answer, calls = trips(services, lambda: placement.get(f"/placement/resource_providers?in_tree={flat}",
+                                                          version="1.14"))
+    assert [p["uuid"] for p in answer.body["resource_providers"]] == [flat] and calls == {"GetItem": 1}
 
 
 def test_a_child_is_created_in_two_calls_and_member_of_reads_only_the_members(placement, services):

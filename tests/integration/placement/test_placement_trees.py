@@ -79,10 +79,30 @@ def test_siblings_created_at_once_all_land_and_the_parent_counts_them(placement,
     parent = provider(placement)
     answers = run_threads(8, lambda _i: create(placement, parent))
     assert Counter(a.status for a in answers) == {200: 8}
-    assert PlacementStore(services.client, services.table).provider(parent).children == 8
+    store = PlacementStore(services.client, services.table)
+    read = store.provider(parent)
+    assert read is not None and read.children == 8
+    assert read.child_uuids == {a.body["uuid"] for a in answers}  # every sibling's uuid with the counter
     for answer in answers:  # the last child out lets the parent go
         assert placement.delete(f"/placement/resource_providers/{answer.body['uuid']}").status == 204
+    assert store.provider(parent).child_uuids == frozenset()
     assert placement.delete(f"/placement/resource_providers/{parent}").status == 204
+
+
+def test_a_moved_child_is_known_to_its_new_parent_only_and_a_parents_rewrite_keeps_its_children(placement, services):
+    from chalicelib.placement.store import PlacementStore
+
+    store = PlacementStore(services.client, services.table)
+    old, new = provider(placement), provider(placement)
+    moving, staying = child(placement, old), child(placement, old)
+    assert move(placement, moving, new).status == 200
+    assert store.provider(old).child_uuids == {staying} and store.provider(new).child_uuids == {moving}
+    generation = placement.get(f"/placement/resource_providers/{new}", version=V).body["generation"]
+    assert placement.put(f"/placement/resource_providers/{new}/inventories", {
+        "resource_provider_generation": generation, "inventories": {"VCPU": {"total": 4}}}).status == 200
+    assert store.provider(new).child_uuids == {moving}  # the whole item written again, its children kept
+    assert move(placement, moving, None).status == 200
+    assert store.provider(new).child_uuids == frozenset() and store.provider(new).children == 0
 
 
 def test_a_subtree_moved_while_its_members_are_written_is_moved_whole(placement):
@@ -165,3 +185,15 @@ def test_a_class_held_in_an_inventory_is_not_renamed(placement):
     renamed = placement.put("/placement/resource_classes/CUSTOM_HELD", {"name": "CUSTOM_FREE"}, version="1.6")
     assert renamed.status == 200 and renamed.body["name"] == "CUSTOM_FREE"
     assert placement.get("/placement/resource_classes/CUSTOM_HELD", version="1.6").status == 404
+
+
+def test_a_tree_written_before_children_were_named_is_still_listed_and_searched_whole(placement, services):
+    """A parent item without `kids` (as written before they were kept): in_tree and the candidate search
+    read its tree through the index instead."""
+    root = provider(placement, VCPU={"total": 8})
+    kid = child(placement, root)
+    services.client.update_item(TableName=services.table, Key={"pk": {"S": f"PLRP#{root}"}, "sk": {"S": "-"}},
+                                UpdateExpression="REMOVE kids")
+    assert in_tree(placement, root) == {root, kid}
+    answer = placement.get(f"/placement/allocation_candidates?resources=VCPU:1&in_tree={root}", version=V)
+    assert set(answer.body["provider_summaries"]) == {root, kid}
