@@ -32,6 +32,7 @@ import collections
 import http.client
 import json
 import os
+import socket
 import statistics
 import sys
 import tempfile
@@ -63,6 +64,9 @@ CANDIDATE_N = int(os.environ.get("BENCH_PLACEMENT_CANDIDATE_N", "100"))
 RESHAPE_CONSUMERS = int(os.environ.get("BENCH_PLACEMENT_RESHAPE_CONSUMERS", "500"))
 REFERENCE_THREADS = int(os.environ.get("BENCH_PLACEMENT_REFERENCE_THREADS", "4"))
 WIDE_N = 5
+# The references to run: the PostgreSQL one (the ratios' anchor) and the sqlite second row; "postgresql"
+# alone halves a full run (sqlite seeds 10,000 trees through "database is locked" retries, ~15 minutes).
+REFERENCES = [r.strip() for r in os.environ.get("BENCH_PLACEMENT_REFERENCES", "postgresql,sqlite").split(",")]
 # Requests each side answers before anything is measured: DynamoDB Local is a JVM, whose calls take twice
 # as long until it has compiled its hot paths (a few hundred calls); DynamoDB itself has no such phase.
 WARMUP = int(os.environ.get("BENCH_PLACEMENT_WARMUP", "600"))
@@ -77,6 +81,16 @@ ROUND_TRIP_WRITES = 50
 # --- the client ---------------------------------------------------------------------------------
 
 
+class NoDelayConnection(http.client.HTTPConnection):
+    """http.client sends a request's headers and its body in two writes; with Nagle's algorithm on, the body
+    then waits for the server's (delayed) ACK of the headers: milliseconds added to every write, on every
+    side, that no OpenStack client pays (keystoneauth1's requests/urllib3 sets TCP_NODELAY, as this does)."""
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class Client:
     """One keep-alive HTTP/1.1 connection per thread to one side's /placement."""
 
@@ -89,7 +103,7 @@ class Client:
     def _connection(self) -> http.client.HTTPConnection:
         conn = getattr(self.local, "conn", None)
         if conn is None:
-            conn = self.local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+            conn = self.local.conn = NoDelayConnection(self.host, self.port, timeout=60)
         return conn
 
     def call(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
@@ -455,6 +469,8 @@ class CountingProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # and the answer written at once (buffered): no delayed-ACK stall
+            wbufsize = 1 << 16
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -465,7 +481,7 @@ class CountingProxy:
                     proxy.last[operation] = body
                     if operation == "TransactWriteItems":
                         proxy.actions.update(action for item in json.loads(body)["TransactItems"] for action in item)
-                conn = http.client.HTTPConnection(*target, timeout=60)
+                conn = NoDelayConnection(*target, timeout=60)
                 try:
                     conn.request("POST", self.path, body=body, headers=dict(self.headers.items()))
                     response = conn.getresponse()
@@ -626,7 +642,9 @@ def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer
     def one() -> int:
         fresh = str(uuid.uuid4())
         for operation, body in calls:
-            methods[operation](**json.loads(body.decode().replace(consumer, fresh)))
+            request = json.loads(body.decode().replace(consumer, fresh))
+            request.pop("ClientRequestToken", None)  # botocore's idempotency token: a new one per replay
+            methods[operation](**request)
         return 200
 
     measure("floor", "warm-up", [one] * 20, 1)
@@ -694,10 +712,12 @@ def reference_sides() -> Iterator[list[tuple[str, Client]]]:
         lite = ReferencePlacement(Path(workdir) / "sqlite-placement", threads=THREADS)
         try:
             sql.start()
-            lite.start()
-            yield [(f"Placement 16.0.0 (PostgreSQL, gunicorn {workers} workers x {REFERENCE_THREADS} threads)",
-                    Client(sql.base, NOAUTH_ADMIN_TOKEN)),
-                   ("Placement 16.0.0 (sqlite, waitress)", Client(lite.base, NOAUTH_ADMIN_TOKEN))]
+            sides = [(f"Placement 16.0.0 (PostgreSQL, gunicorn {workers} workers x {REFERENCE_THREADS} threads)",
+                      Client(sql.base, NOAUTH_ADMIN_TOKEN))]
+            if "sqlite" in REFERENCES:
+                lite.start()
+                sides.append(("Placement 16.0.0 (sqlite, waitress)", Client(lite.base, NOAUTH_ADMIN_TOKEN)))
+            yield sides
         finally:
             lite.stop()
             sql.stop()

@@ -93,7 +93,7 @@ def test_each_kind_of_attribute_value_as_boto3_reads_it(wire, plain) -> None:
 
 
 def test_a_value_of_no_dynamodb_type_is_refused() -> None:
-    with pytest.raises(TypeError, match="^X is not a DynamoDB attribute type$"):
+    with pytest.raises(TypeError, match=r"^X is not a DynamoDB attribute type$"):
         from_item({"v": {"X": "1"}})
 
 
