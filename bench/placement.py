@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import http.client
+import itertools
 import json
 import os
 import socket
@@ -64,6 +65,9 @@ CANDIDATE_N = int(os.environ.get("BENCH_PLACEMENT_CANDIDATE_N", "100"))
 RESHAPE_CONSUMERS = int(os.environ.get("BENCH_PLACEMENT_RESHAPE_CONSUMERS", "500"))
 REFERENCE_THREADS = int(os.environ.get("BENCH_PLACEMENT_REFERENCE_THREADS", "4"))
 WIDE_N = 5
+# Our server processes on one table, behind one client (`Client`): as many as the PostgreSQL reference's
+# gunicorn workers (one per core), each of which, like an AWS Lambda instance, serves requests in one process.
+SERVERS = int(os.environ.get("BENCH_PLACEMENT_SERVERS", str(os.cpu_count() or 2)))
 # The references to run: the PostgreSQL one (the ratios' anchor) and the sqlite second row; "postgresql"
 # alone halves a full run (sqlite seeds 10,000 trees through "database is locked" retries, ~15 minutes).
 REFERENCES = [r.strip() for r in os.environ.get("BENCH_PLACEMENT_REFERENCES", "postgresql,sqlite").split(",")]
@@ -92,18 +96,22 @@ class NoDelayConnection(http.client.HTTPConnection):
 
 
 class Client:
-    """One keep-alive HTTP/1.1 connection per thread to one side's /placement."""
+    """One keep-alive HTTP/1.1 connection per thread to one side's /placement; with several servers (`base`
+    a list: ours as several processes, as the reference is several gunicorn workers), each new thread's
+    connection goes to the next one in turn, as the kernel spreads connections over a server's workers."""
 
-    def __init__(self, base: str, token: str) -> None:
-        parts = urlsplit(base)
-        self.host, self.port, self.prefix = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
+    def __init__(self, base: str | list[str], token: str) -> None:
+        self.servers = [urlsplit(b) for b in ([base] if isinstance(base, str) else base)]
+        self.prefix = self.servers[0].path
         self.token = token
         self.local = threading.local()
+        self._turn = itertools.count()
 
     def _connection(self) -> http.client.HTTPConnection:
         conn = getattr(self.local, "conn", None)
         if conn is None:
-            conn = self.local.conn = NoDelayConnection(self.host, self.port, timeout=60)
+            server = self.servers[next(self._turn) % len(self.servers)]
+            conn = self.local.conn = NoDelayConnection(server.hostname or "127.0.0.1", server.port or 80, timeout=60)
         return conn
 
     def call(self, method: str, path: str, body: Any = None, version: str = "1.28") -> tuple[int, Any]:
@@ -752,9 +760,12 @@ def main() -> int:
     try:
         with reference_sides() as references:
             service = start_placement_service(store.endpoint)
+            more = [start_placement_service(store.endpoint, table=service.table, key=service.key)
+                    for _ in range(SERVERS - 1)]
             try:
                 sides = [Side(name, client) for name, client in references]
-                sides.append(Side(f"ours ({store.kind})", Client(service.base, service.key)))
+                sides.append(Side(f"ours ({store.kind}, {SERVERS} processes)",
+                                  Client([service.base, *(m.base for m in more)], service.key)))
                 names = [side.name for side in sides]
                 alternate(rows, sides, Side.operations)
                 for trees in TREES:
@@ -786,6 +797,8 @@ def main() -> int:
                         reshapes.setdefault(side.name, []).append(
                             time.perf_counter() - started if status == 204 else None)
             finally:
+                for extra in more:
+                    extra.stop()
                 service.stop()
         trips = round_trips_per_write(store.endpoint)
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
