@@ -549,7 +549,10 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
         items = {op: sum(sizes) / len(sizes) for op, sizes in sorted(proxy.sizes.items())}
         actions = {action: count / ROUND_TRIP_WRITES for action, count in sorted(proxy.actions.items())}
-        floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in calls], consumers[-1])
+        write = ("BatchGetItem", "TransactWriteItems")  # a write's calls, in the order it makes them
+        if set(calls) != set(write):
+            raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(write)}")
+        floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in write], consumers[-1])
         return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions, floor)
     finally:
         service.stop()

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from chalicelib.config import PlacementCandidateSettings
-from chalicelib.placement import errors, traits
+from chalicelib.placement import errors, traits, trees
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import (
     EMPTY,
@@ -125,23 +125,11 @@ class CandidateSearch:
         same BatchGets; a tree where an item does not know them, or a child read elsewhere (moved since),
         is read by one gsi1 Query (those in parallel: their latencies do not add up)."""
         root_items = self._providers(roots)
-        members = {root: [root] for root in root_items}
-        by_query = [p.uuid for p in root_items.values() if p.parent_uuid]  # no longer a root
-        level = [p for p in root_items.values() if p.children and not p.parent_uuid]
-        while level:
-            known = [p for p in level if len(p.child_uuids) == p.children]
-            by_query += [p.root for p in level if len(p.child_uuids) != p.children]
-            found = self._providers(kid for p in known for kid in sorted(p.child_uuids))
-            level = []
-            for parent in known:
-                kids = [found.get(kid) for kid in sorted(parent.child_uuids)]
-                if any(kid is None or kid.root != parent.root for kid in kids):
-                    by_query.append(parent.root)
-                    continue
-                members[parent.root] += [kid.uuid for kid in kids if kid is not None]
-                level += [kid for kid in kids if kid is not None and kid.children]
-        for root, uuids in self._queried_trees(list(dict.fromkeys(by_query))).items():
-            members[root] = uuids
+        moved = [p.uuid for p in root_items.values() if p.parent_uuid]  # no longer a root: by the index
+        by_level, unnamed = trees.members_by_level(
+            [p for p in root_items.values() if not p.parent_uuid], self._providers)
+        members = {root: [p.uuid for p in found] for root, found in by_level.items()}
+        members.update(self._queried_trees([*moved, *sorted(unnamed)]))
         return list(self._providers(u for root in root_items for u in members[root]).values())
 
     def _queried_trees(self, roots: list[str]) -> dict[str, list[str]]:

@@ -69,6 +69,11 @@ class Provider:
     def root(self) -> str:
         return self.root_uuid or self.uuid
 
+    @property
+    def children_named(self) -> bool:
+        """The item names all its children (`child_uuids`; an item written before they were kept names none)."""
+        return len(self.child_uuids) == self.children
+
     def used(self, resource_class: str) -> int:
         return self.usages.get(resource_class, 0)
 

@@ -167,17 +167,8 @@ class PlacementService:
         root = anchor if anchor.root == anchor.uuid else self.store.provider(anchor.root)
         if root is None:
             return None
-        members, level = [root], [root]
-        while level:
-            if any(len(p.child_uuids) != p.children for p in level):
-                return None
-            kids = sorted(kid for p in level for kid in p.child_uuids)
-            found = self.store.providers(kids) if kids else {}
-            level = [p for p in found.values() if p is not None and p.root == root.uuid]
-            if len(level) != len(kids):
-                return None
-            members += level
-        return members
+        members, _ = trees.members_by_level([root], self.store.providers)
+        return members.get(root.uuid)
 
     def tree(self, root: str) -> list[Provider]:
         """The providers of one tree. The index is read again (a few times) while the tree's `children`

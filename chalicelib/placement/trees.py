@@ -12,7 +12,7 @@ providers than its counters say, and the caller reads again (`SubtreeIncomplete`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from chalicelib.placement import errors
@@ -31,6 +31,31 @@ class SubtreeIncomplete(Exception):
 def tree_members(found: Iterable[Provider], root: str) -> list[Provider]:
     """The providers the index listed for `root` that are (still) in that tree, by the consistent read."""
     return [p for p in found if p.root == root]
+
+
+def members_by_level(roots: Iterable[Provider], read: Callable[[list[str]], Mapping[str, Provider | None]],
+                     ) -> tuple[dict[str, list[Provider]], set[str]]:
+    """The providers of these roots' trees, read down a level at a time by the children each item names:
+    `read` gets every tree's next level at once (decision 0046). Returns the members by root, and apart
+    (with no members) the roots whose tree cannot be read so: an item that does not name its children, or
+    a child read in another tree (moved meanwhile); those are for the index."""
+    roots = list(roots)
+    members = {root.uuid: [root] for root in roots}
+    unnamed: set[str] = set()
+    level = [root for root in roots if root.children]
+    while level:
+        unnamed |= {p.root for p in level if not p.children_named}
+        parents = [p for p in level if p.root not in unnamed]
+        found = read(sorted(kid for p in parents for kid in p.child_uuids))
+        level = []
+        for parent in parents:
+            kids = [found.get(kid) for kid in sorted(parent.child_uuids)]
+            if any(kid is None or kid.root != parent.root for kid in kids):
+                unnamed.add(parent.root)
+                continue
+            members[parent.root] += [kid for kid in kids if kid is not None]
+            level += [kid for kid in kids if kid is not None and kid.children]
+    return {root: found for root, found in members.items() if root not in unnamed}, unnamed
 
 
 def descendants(tree: Iterable[Provider], uuid: str) -> list[Provider]:

@@ -86,6 +86,37 @@ def test_create_parent_problems():
     assert trees.create_parent_problem("x", "p", rp("p")) is None
 
 
+def named(provider: Provider, *kids: str) -> Provider:
+    return Provider(**{**provider.__dict__, "child_uuids": frozenset(kids)})
+
+
+NAMED = {p.uuid: p for p in [named(TREE[0], "a"), named(TREE[1], "b", "c"), named(TREE[2], "d"), TREE[3], TREE[4]]}
+
+
+def test_a_tree_whose_items_name_their_children_is_read_a_level_at_a_time():
+    levels: list[list[str]] = []
+
+    def read(uuids: list[str]) -> dict[str, Provider]:
+        levels.append(uuids)
+        return {u: NAMED[u] for u in uuids if u in NAMED}
+
+    members, unnamed = trees.members_by_level([NAMED["r"], rp("flat")], read)
+    assert {root: [p.uuid for p in found] for root, found in members.items()} == {
+        "r": ["r", "a", "b", "c", "d"], "flat": ["flat"]}
+    assert unnamed == set() and levels == [["a"], ["b", "c"], ["d"]]
+
+
+@pytest.mark.parametrize("change", [
+    {"a": TREE[1]},                                    # a names none of its two children: written before kids
+    {"c": rp("c", "x", "elsewhere")},                  # c was read in another tree: moved meanwhile
+    {"d": None},                                       # d is gone
+])
+def test_a_tree_that_cannot_be_read_by_its_named_children_is_left_to_the_index(change):
+    providers = {**NAMED, **change}
+    members, unnamed = trees.members_by_level([providers["r"]], lambda uuids: {u: providers.get(u) for u in uuids})
+    assert members == {} and unnamed == {"r"}
+
+
 # --- their transactions ------------------------------------------------------------------------------------
 
 
