@@ -1,12 +1,14 @@
-"""Nested providers (1.14, re-parenting 1.37), pure: where a provider may go, and which providers a move
-rewrites. The store writes the decision in one transaction conditioned on every provider it read.
+"""Nested providers (1.14, re-parenting 1.37), pure: where a provider may go, which providers a move
+rewrites, and how a tree is read by the children its items name (`members_by_level`, decision 0046). The
+store writes the decision in one transaction conditioned on every provider it read.
 
-A tree is read as one Query on gsi1 (`begins_with(gsi1sk, <root>)`, eventually consistent) and one
-consistent BatchGet of what it finds. The index may lag: a provider just created may be missing, one
-just moved away may still be listed. The consistent items settle the second (their `root` says where
-they are); the first is caught by the `children` counters, which every create, delete and move of a
-child changes in the same transaction as the child: a subtree read from a lagging index holds fewer
-providers than its counters say, and the caller reads again (`SubtreeIncomplete`).
+Where the items do not name their children, and for the subtree a move rewrites, a tree is read as one
+Query on gsi1 (`begins_with(gsi1sk, <root>)`, eventually consistent) and one consistent BatchGet of what it
+finds. The index may lag: a provider just created may be missing, one just moved away may still be listed.
+The consistent items settle the second (their `root` says where they are); the first is caught by the
+`children` counters, which every create, delete and move of a child changes in the same transaction as the
+child: a subtree read from a lagging index holds fewer providers than its counters say, and the caller
+reads again (`SubtreeIncomplete`).
 """
 
 from __future__ import annotations
