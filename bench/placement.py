@@ -80,6 +80,7 @@ PROJECTS = [str(uuid.uuid4()) for _ in range(4)]
 USER = str(uuid.uuid4())
 NOAUTH_ADMIN_TOKEN = "admin"  # the reference runs noauth2: this is its admin token, no secret
 ROUND_TRIP_WRITES = 50
+HELD_TRAIT = "CUSTOM_BENCH_HELD"  # held by half the spread providers (CUSTOM_BENCH_DEV_KIND: by the trees only)
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -343,6 +344,11 @@ class Side:
         with ThreadPoolExecutor(THREADS) as pool:
             parts = list(pool.map(lambda _: make_providers(client, SPREAD_PROVIDERS // THREADS or 1), range(THREADS)))
         self.spread = [rp for part in parts for rp in part]
+        # Half the spread providers hold a custom trait (the `required` filter a match is read for).
+        client.setup("PUT", f"/traits/{HELD_TRAIT}", version="1.6")
+        for rp in self.spread[:len(self.spread) // 2]:
+            expect(client.setup("PUT", f"/resource_providers/{rp}/traits", {
+                "resource_provider_generation": 1, "traits": [HELD_TRAIT]}, version="1.6"), 200)
         self.hot = make_providers(client, 1)[0]
         self.consumers: list[str] = []
         self.trees = 0
@@ -395,8 +401,10 @@ class Side:
                                                           for i in range(n)], "1.14"),
             ("GET resource_providers?member_of&resources",
              lambda n: [f"/resource_providers?member_of=in:{self.aggregate}&resources=VCPU:1"] * n, "1.4"),
-            ("GET resource_providers?required", lambda n: ["/resource_providers?required=CUSTOM_BENCH_DEV_KIND"] * n,
-             "1.18"),
+            ("GET resource_providers?required (none hold it)",
+             lambda n: ["/resource_providers?required=CUSTOM_BENCH_DEV_KIND"] * n, "1.18"),
+            ("GET resource_providers?required (half hold it)",
+             lambda n: [f"/resource_providers?required={HELD_TRAIT}"] * n, "1.18"),
             ("GET traits?name=startswith", lambda n: ["/traits?name=startswith:CUSTOM_BENCH"] * n, "1.6"),
             ("GET resource_providers/{u}/traits",
              lambda n: [f"/resource_providers/{spread[i % len(spread)]}/traits" for i in range(n)], "1.6"),

@@ -23,7 +23,7 @@ from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
-from chalicelib.placement.traits import TraitListFilter, TraitQuery
+from chalicelib.placement.traits import KnownTraits, TraitListFilter, TraitQuery
 from chalicelib.store.ops import ConditionFailed
 from chalicelib.store.retry import pause_before_retry
 
@@ -134,6 +134,7 @@ class PlacementService:
             if anchor is None:
                 return []  # as Placement: an unknown provider's tree is empty
             root = anchor.root
+        known = self._known_for_list(required)
         any_of = narrowest(member_of.required) if member_of else None
         if uuid is not None:
             found = [p for p in [self.store.provider(uuid)] if p is not None]
@@ -144,8 +145,11 @@ class PlacementService:
         elif any_of is not None:
             members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
             if not members:  # as Placement: no member, no answer (before the classes are checked, not the traits)
-                return [] if required is None else self._filter_by_traits([], required)
-            found = [p for p in self.store.providers(members).values() if p is not None]
+                return [] if required is None else self._filter_by_traits([], required, known)
+            found = [] if known.held_by_none else \
+                [p for p in self.store.providers(members).values() if p is not None]
+        elif known.held_by_none:
+            found = []  # a required trait nobody holds: no provider to read, the checks below still run
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
         if resources:
@@ -158,7 +162,18 @@ class PlacementService:
                   and (root is None or p.root == root)
                   and (not member_of or member_of.matches(p.aggregates))
                   and (not resources or has_room(p, resources))]
-        return listed if required is None else self._filter_by_traits(listed, required)
+        return listed if required is None else self._filter_by_traits(listed, required, known)
+
+    def _known_for_list(self, required: TraitQuery | None) -> KnownTraits:
+        """The traits of a `required` filter that exist, and whether one of its groups is held by no provider
+        at all (every trait in it custom, each with no holder): then no provider can match, and the list
+        reads none (the holder counts come with the lookup the filter makes anyway)."""
+        if required is None:
+            return KnownTraits(frozenset(), held_by_none=False)
+        names = required.required_names() + sorted(required.forbidden)
+        standard = {n for n in names if traits.is_standard(n)}
+        holders = self.store.custom_trait_holders(sorted({n for n in names if n not in standard}))
+        return KnownTraits(frozenset(standard | set(holders)), held_by_none=traits.held_by_none(required, holders))
 
     def _tree_by_keys(self, anchor: Provider) -> list[Provider] | None:
         """The tree of `anchor` read from its root down a level at a time, by consistent BatchGets of the
@@ -511,10 +526,11 @@ class PlacementService:
         known = {n for n in names if traits.is_standard(n)}
         return known | self.store.existing_custom_traits(sorted({n for n in names if n not in known}))
 
-    def list_traits(self, wanted: TraitListFilter) -> list[tuple[str, int | None]]:
-        """(name, created at: None for a standard trait) of every trait the filter keeps, by name."""
-        custom = {str(item["sk"]): item for item in self.store.custom_traits()}
-        found: list[tuple[str, int | None]] = [(n, None) for n in traits.standard() if wanted.matches_name(n)]
+    def list_traits(self, wanted: TraitListFilter, *, created_at: bool = True) -> list[tuple[str, int | None]]:
+        """(name, created at: None for a standard trait, and for every trait unless `created_at`) of every trait
+        the filter keeps, by name."""
+        custom = {str(item["sk"]): item for item in self.store.custom_traits(created_at=created_at)}
+        found: list[tuple[str, int | None]] = [(n, None) for n in traits.standard_matching(wanted)]
         found += [(n, int(item.get("createdAt", 0)) or None) for n, item in custom.items() if wanted.matches_name(n)]
         if wanted.associated is not None:
             held = self.store.held_traits()
@@ -586,17 +602,19 @@ class PlacementService:
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
-    def _filter_by_traits(self, providers: list[Provider], query: TraitQuery) -> list[Provider]:
+    def _filter_by_traits(self, providers: list[Provider], query: TraitQuery, found: KnownTraits) -> list[Provider]:
         """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required
         trait is a 400; when no provider at all has the required traits the answer is empty before forbidden
         traits are looked up; an unknown forbidden trait is a 400 too."""
         required = query.required_names()
-        known = self.known_traits(required + sorted(query.forbidden))
+        known = found.names
         unknown = traits.first_unknown(required, known.__contains__)
         if unknown is not None:
             raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
         unknown = traits.first_unknown(sorted(query.forbidden), known.__contains__)
         if unknown is not None:
+            if query.required and found.held_by_none:
+                return []
             everyone = [p for p in self.store.providers(self.store.provider_uuids()).values() if p is not None]
             if query.required and not any(TraitQuery(required=query.required).matches(p.traits) for p in everyone):
                 return []

@@ -367,10 +367,10 @@ class PlacementStore:
                           consistent=False, projection=CANDIDATE_PROJECTION, names=CANDIDATE_NAMES, workers=workers)
         return {item["uuid"]: _candidate_provider(item) for item in found.values()}
 
-    def custom_traits(self) -> list[dict[str, Any]]:
-        """Every custom trait's name (`sk`) and `createdAt`: one Query of PLTRAIT (projected: half the bytes)."""
+    def custom_traits(self, *, created_at: bool = True) -> list[dict[str, Any]]:
+        """Every custom trait's name (`sk`) and, when asked, its `createdAt`: one Query of PLTRAIT, projected."""
         return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
-                           ProjectionExpression="sk, createdAt",
+                           ProjectionExpression="sk, createdAt" if created_at else "sk",
                            ExpressionAttributeValues={":pk": {"S": TRAIT_PK}})
 
     def custom_trait(self, name: str) -> dict[str, Any] | None:
@@ -378,6 +378,15 @@ class PlacementStore:
 
     def existing_custom_traits(self, names: list[str]) -> set[str]:
         return self._existing([trait_key(n) for n in names])
+
+    def custom_trait_holders(self, names: list[str]) -> dict[str, int]:
+        """How many providers hold each of these custom traits that exists (its `refs`, moved in the
+        transaction of every provider write that adds or removes it): one consistent BatchGet, projected."""
+        if not names:
+            return {}
+        found = batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
+                          projection="pk, sk, refs")
+        return {sk: int(item.get("refs", 0)) for (_pk, sk), item in found.items()}
 
     def held_traits(self) -> set[str]:
         """Every trait some provider holds: the keys-only index, then the providers' `traits` only

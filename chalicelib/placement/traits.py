@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from chalicelib.placement import errors
 
@@ -68,6 +68,12 @@ class TraitListFilter:
         if self.name_in is not None and name not in self.name_in:
             return False
         return self.prefix is None or _like_prefix(self.prefix).match(name) is not None
+
+
+@lru_cache(maxsize=256)
+def standard_matching(wanted: TraitListFilter) -> tuple[str, ...]:
+    """The standard traits a filter keeps (the set never changes while a process runs: asked once per filter)."""
+    return tuple(sorted(n for n in standard() if wanted.matches_name(n)))
 
 
 def parse_list_filter(name: str | None, associated: str | None) -> TraitListFilter:
@@ -154,3 +160,19 @@ def parse_required(values: list[str], *, allow_forbidden: bool, allow_any: bool)
 
 def first_unknown(names: Iterable[str], known: Callable[[str], bool]) -> str | None:
     return next((name for name in names if not known(name)), None)
+
+
+@dataclass(frozen=True)
+class KnownTraits:
+    """What the lookup of a `required` filter's traits found: the names that exist, and whether the filter
+    can match no provider at all (`held_by_none`)."""
+
+    names: frozenset[str]
+    held_by_none: bool
+
+
+def held_by_none(query: TraitQuery, holders: Mapping[str, int]) -> bool:
+    """True when some required group is only custom traits that exist and no provider holds (`holders`: how
+    many providers hold each existing custom trait): no provider has that group, so none matches. Standard
+    traits' holders are not counted (not in `holders`), nor unknown traits' (the unknown-trait check's)."""
+    return any(group and all(holders.get(n) == 0 for n in group) for group in query.required)

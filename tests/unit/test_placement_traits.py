@@ -136,6 +136,29 @@ def test_only_the_last_value_is_checked_before_1_39() -> None:
     assert parse_required(["in:A", "B"], **FORBID).required == (frozenset({"B"}),)
 
 
+@pytest.mark.parametrize(("required", "holders", "none"), [
+    ([{"CUSTOM_A"}], {"CUSTOM_A": 0}, True),
+    ([{"CUSTOM_A"}], {"CUSTOM_A": 1}, False),
+    ([{"CUSTOM_A"}, {"CUSTOM_B"}], {"CUSTOM_A": 3, "CUSTOM_B": 0}, True),        # every group must match
+    ([{"CUSTOM_A", "CUSTOM_B"}], {"CUSTOM_A": 0, "CUSTOM_B": 2}, False),         # any of a group is enough
+    ([{"CUSTOM_A", "CUSTOM_B"}], {"CUSTOM_A": 0, "CUSTOM_B": 0}, True),
+    ([{"CUSTOM_A", "HW_CPU_X86_SHA"}], {"CUSTOM_A": 0}, False),                   # a standard trait: not counted
+    ([{"CUSTOM_A"}], {}, False),                                                  # unknown: the 400's to say
+    ([], {"CUSTOM_A": 0}, False),                                                 # forbidden only
+])
+def test_a_required_filter_nobody_can_match(required: list[set[str]], holders: dict[str, int], none: bool) -> None:
+    query = TraitQuery(required=tuple(frozenset(g) for g in required), forbidden=frozenset({"CUSTOM_Z"}))
+    assert traits.held_by_none(query, holders) is none
+
+
+def test_the_standard_traits_a_filter_keeps_are_asked_once_per_filter() -> None:
+    wanted = parse_list_filter("startswith:HW_CPU_X86_S", None)
+    found = traits.standard_matching(wanted)
+    assert found == tuple(sorted(n for n in traits.standard() if n.startswith("HW_CPU_X86_S"))) and found
+    assert traits.standard_matching(parse_list_filter("startswith:HW_CPU_X86_S", None)) is found
+    assert traits.standard_matching(parse_list_filter("startswith:CUSTOM_", None)) == ()
+
+
 # --- the items of a traits write ---------------------------------------------------------------------
 
 

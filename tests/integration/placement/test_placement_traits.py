@@ -160,6 +160,34 @@ def test_the_required_filter(placement):
     assert listed("required=HW_CPU_X86_SHA", "1.17") == 400
 
 
+def test_a_required_custom_trait_nobody_holds_lists_nothing_after_the_same_checks(placement):
+    """Answered from the trait's holder count without reading providers; the answer and its refusals are
+    those of reading them (an unknown class first, then unknown traits; forbidden ones not looked up)."""
+    held, unheld = (f"CUSTOM_{tag}_{new_uuid()[:8].upper()}" for tag in ("HELD", "UNHELD"))
+    for name in (held, unheld):
+        assert placement.put(f"/placement/traits/{name}", version="1.28").status == 201
+    a, b = provider(placement), provider(placement)
+    _set(placement, a, [held], 0)
+
+    def listed(query: str, version: str = "1.39") -> set[str] | int:
+        answer = placement.get(f"/placement/resource_providers?{query}", version=version)
+        return answer.status if answer.status != 200 else \
+            {p["uuid"] for p in answer.body["resource_providers"]} & {a, b}
+
+    assert listed(f"required={held}") == {a}
+    assert listed(f"required={unheld}") == set()
+    assert listed(f"required={held}&required={unheld}") == set()
+    assert listed(f"required=in:{held},{unheld}") == {a}
+    assert listed(f"required={unheld}&uuid={a}") == set()
+    assert listed(f"required={unheld}&resources=VCPU:1") == set()
+    assert listed(f"required={unheld}&resources=CUSTOM_NO_SUCH_CLASS:1") == 400
+    assert listed(f"required={unheld},CUSTOM_NO_SUCH_TRAIT") == 400
+    assert listed(f"required={unheld},!CUSTOM_NO_SUCH_TRAIT") == set()  # nobody has the required: no lookup
+    assert listed(f"required={held},!CUSTOM_NO_SUCH_TRAIT") == 400
+    _set(placement, b, [unheld], 0)
+    assert listed(f"required={unheld}") == {b}
+
+
 def test_round_trips_of_the_traits_endpoints(placement, services):
     """Counted at botocore's send hook: what docs/placement.md's traits table says each endpoint reads."""
     from tests.integration.placement.test_placement_round_trips import trips
@@ -179,6 +207,11 @@ def test_round_trips_of_the_traits_endpoints(placement, services):
          {"GetItem": 1, "BatchGetItem": 1}),
         (lambda: placement.delete(f"/placement/resource_providers/{rp}/traits", version="1.28"), 204,
          {"GetItem": 1, "TransactWriteItems": 1}),
+        # Now held by no provider: its holder count answers, no provider is read.
+        (lambda: placement.get(f"/placement/resource_providers?required={name}", version="1.28"), 200,
+         {"BatchGetItem": 1}),
+        (lambda: placement.get(f"/placement/resource_providers?required=in:{name},HW_CPU_X86_SHA", version="1.39"),
+         200, {"BatchGetItem": 2, "Query": 1}),  # a standard trait's holders are not counted: every provider read
         (lambda: placement.delete(f"/placement/traits/{name}", version="1.28"), 204, {"DeleteItem": 1}),
     ]
     for call, status, expected in cases:
