@@ -536,6 +536,7 @@ class RoundTrips:
     items: dict[str, float]            # operation -> mean items per call
     actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
     floor: Phase                       # the last write's calls replayed straight from boto3
+    read_floors: dict[str, Phase]      # read row -> its calls replayed the same way (READ_FLOORS)
 
 
 def round_trips_per_write(store_endpoint: str) -> RoundTrips:
@@ -561,7 +562,15 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         if set(calls) != set(write):
             raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(write)}")
         floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in write], consumers[-1])
-        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions, floor)
+        read_floors = {}
+        for row, (path, version, reads) in READ_FLOORS.items():
+            proxy.counts.clear()
+            status, _ = client.call("GET", path.format(consumer=consumers[-1], provider=providers[0]),
+                                    version=version)
+            if status != 200 or dict(proxy.counts) != {op: 1 for op in reads}:
+                raise RuntimeError(f"{row} answered {status} with {dict(proxy.counts)}, not one each of {reads}")
+            read_floors[row] = read_floor(store_endpoint, [(op, proxy.last[op]) for op in reads])
+        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions, floor, read_floors)
     finally:
         service.stop()
         proxy.stop()
@@ -668,6 +677,35 @@ def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer
 
     measure("floor", "warm-up", [one] * 20, 1)
     return measure("DynamoDB floor (boto3)", "our write's calls, sequential", [one] * N, 1)
+
+
+# The reads whose bare DynamoDB calls are measured too (row -> path, microversion, the calls in their order).
+READ_FLOORS = {
+    "GET allocations/{c}, sequential": ("/allocations/{consumer}", "1.28", ("GetItem", "BatchGetItem")),
+    "GET resource_providers/{u}/aggregates, sequential": ("/resource_providers/{provider}/aggregates", "1.19",
+                                                          ("GetItem",)),
+}
+
+
+def read_floor(store_endpoint: str, calls: list[tuple[str, bytes]]) -> Phase:
+    """The bare DynamoDB work of one read: its calls as ours sent them, replayed sequentially from boto3 with
+    the answers decoded as ours decodes them (chalicelib/store/client.py), the same requests each time."""
+    from chalicelib.store.client import RAW_READS, read_answer_as_json
+    from devkit.placement.service import store_client
+
+    client = store_client(store_endpoint)
+    for operation in RAW_READS:
+        client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
+    methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query}
+    requests = [(methods[op], json.loads(body)) for op, body in calls]
+
+    def one() -> int:
+        for method, request in requests:
+            method(**request)
+        return 200
+
+    measure("floor", "warm-up", [one] * 50, 1)
+    return measure("DynamoDB floor (boto3)", "a read's calls, sequential", [one] * N, 1)
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -849,6 +887,11 @@ def main() -> int:
     print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {trips.floor.per_s:.0f}/s, "
           f"p50 {trips.floor.percentile(0.5):.1f} ms, p99 {trips.floor.percentile(0.99):.1f} ms "
           f"(ours sequential PUT, median: {ours_put / trips.floor.per_s:.2f}x of it)")
+    for row, phase in trips.read_floors.items():
+        ours_read = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
+        print(f"DynamoDB floor of {row.split(',')[0]} ({' then '.join(READ_FLOORS[row][2])}), sequential: "
+              f"{phase.per_s:.0f}/s, p50 {phase.percentile(0.5):.1f} ms"
+              + (f" (ours, median: {ours_read / phase.per_s:.2f}x of it)" if ours_read else ""))
     ours_5xx = [f"{row.operation}: {row.errors(names[-1])}" for row in rows.values()
                 if any(status >= 500 or status == 0 for phase in row.phases.get(names[-1], []) if phase
                        for status in phase.statuses)]

@@ -337,8 +337,9 @@ def children_change(table: str, name: str, parent_uuid: str, child: str, delta: 
     """The parent's `children` counter moved by `delta` (+1 or -1) and `child` added to or taken from its
     `kids`, and its `version` with them, so a write decided from an older read of the parent (a delete, a
     move, a put of the whole item) fails; with `root`, the parent must still be in that tree (a child is never
-    written into a tree its parent has left)."""
-    condition = "attribute_exists(pk)"
+    written into a tree its parent has left). Never while a reshape fences the parent: its final write puts the
+    whole item it read (docs/decisions/0041-reshaper-protocol.md)."""
+    condition = "attribute_exists(pk) AND attribute_not_exists(fence)"
     values: dict[str, Any] = {":d": {"N": str(delta)}, ":one": {"N": "1"}, ":kid": {"SS": [child]}}
     names: dict[str, str] = {"#children": "children", "#kids": "kids"}
     if root is not None:
@@ -355,8 +356,10 @@ def children_change(table: str, name: str, parent_uuid: str, child: str, delta: 
 
 def _descendant_op(table: str, descendant: Provider, root: str) -> Op:
     """A moved provider's descendant: its root (and gsi1sk) rewritten when the tree changes, else checked
-    unchanged, so no concurrent move can hang the new parent below the moved provider (a cycle)."""
+    unchanged, so no concurrent move can hang the new parent below the moved provider (a cycle); never while a
+    reshape fences it."""
     condition, values = unchanged(descendant.version)
+    condition += " AND attribute_not_exists(fence)"
     if descendant.root == root:
         return Op(f"{DESCENDANT}{descendant.uuid}", {"ConditionCheck": {
             "TableName": table, "Key": provider_key(descendant.uuid),

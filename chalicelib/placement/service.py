@@ -41,15 +41,6 @@ RESHAPE_READERS = 4
 ALL_CONSUMER_TYPES = "all"
 
 
-def retrying(attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
-    for n in range(RETRIES):
-        try:
-            return attempt()
-        except ConditionFailed:
-            pause_before_retry(n)
-    raise exhausted()
-
-
 def _no_provider(uuid: str) -> errors.PlacementError:
     return errors.ProviderNotFound(f"No resource provider with uuid {uuid} found")
 
@@ -78,6 +69,13 @@ class PlacementService:
             raise reshape.Fenced(read.fence)
         return read
 
+    def _fenced_parents(self, failed: ConditionFailed, parents: dict[str, str | None]) -> None:
+        """A write refused by a parent's counter (`parents`: its operation name -> that parent): the reshape
+        fencing that parent, if one does, is met (`reshape.Fenced`); otherwise the write is read again."""
+        for name, uuid in parents.items():
+            if uuid is not None and name in failed and (parent := self.store.provider(uuid)) is not None:
+                self._unfenced(parent)
+
     # --- resource providers --------------------------------------------------------------------
 
     def create_provider(self, name: str, uuid: str | None, parent_uuid: str | None = None) -> Provider:
@@ -99,12 +97,13 @@ class PlacementService:
                 if problem:
                     raise refused(problem)
                 assert parent is not None
+                self._unfenced(parent)  # its counter moves: not while a reshape fences it
                 created = Provider(**{**provider.__dict__, "root_uuid": parent.root})
             try:
                 self.store.create_provider(created)
             except ConditionFailed as failed:
                 if items.PROVIDER not in failed and items.NAME_CLAIM not in failed:
-                    raise  # the parent was deleted, moved to another tree or written meanwhile: again
+                    raise  # the parent was deleted, moved, fenced or written meanwhile: read again
                 # As Placement: a taken uuid is named alone, even when the name is taken too (and a concurrent
                 # transaction on the same keys, where the other one won, reads as the uuid taken).
                 taken = f"name: {name}" if items.NAME_CLAIM in failed and items.PROVIDER not in failed \
@@ -112,7 +111,7 @@ class PlacementService:
                 raise errors.DuplicateName(f"Conflicting resource provider {taken} already exists.") from None
             return created
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider's parent changed; retry."))
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider's parent changed; retry."))
 
     def provider(self, uuid: str, missing: str | None = None) -> Provider:
         """The provider, or ProviderNotFound with `missing` as its detail (Placement's texts differ by route)."""
@@ -214,6 +213,7 @@ class PlacementService:
             except ConditionFailed as failed:
                 if items.NAME_CLAIM in failed:
                     raise errors.DuplicateName(f"Conflicting resource provider {name} already exists.") from None
+                self._fenced_parents(failed, {items.OLD_PARENT: read.parent_uuid, items.PARENT: parent_uuid})
                 raise
             return Provider(**{**written.__dict__, "version": read.version})
 
@@ -225,10 +225,13 @@ class PlacementService:
             parent = read if parent_uuid == read.uuid else self.store.provider(parent_uuid)
             if parent is None:
                 raise trees.parent_missing_on_update(read.uuid)
+            self._unfenced(parent)
         try:
             subtree = trees.descendants(self.store.tree(read.root), read.uuid)
         except trees.SubtreeIncomplete:
             raise ConditionFailed(("tree_index",)) from None  # the index lags: read again
+        for descendant in subtree:
+            self._unfenced(descendant)
         move = trees.decide_move(read, parent, parent_uuid, subtree, reparenting=reparenting)
         return self.store.update_provider(read, name, move.parent_uuid, move.root, move.descendants)
 
@@ -247,7 +250,11 @@ class PlacementService:
             if read.usages:
                 raise errors.ProviderInUse(
                     f"Unable to delete resource provider {uuid}: Resource provider has allocations.")
-            self.store.delete_provider(read)
+            try:
+                self.store.delete_provider(read)
+            except ConditionFailed as failed:
+                self._fenced_parents(failed, {items.PARENT: read.parent_uuid})
+                raise
 
         self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 
@@ -261,14 +268,14 @@ class PlacementService:
                                   "in this service (each is an index item written with it).")
 
         def attempt() -> Provider:
-            read = self.provider(uuid)
+            read = self._unfenced(self.provider(uuid))
             if features.aggregate_generations and read.generation != generation:
                 raise errors.ProviderGenerationConflict(
                     "Resource provider's generation already changed. Please update the generation and try again.")
             return self.store.write_aggregates(read, frozenset(aggregates),
                                                bump_generation=features.aggregate_generations)
 
-        return retrying(attempt, lambda: errors.ConcurrentUpdate(
+        return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Update conflict: Another thread concurrently updated the resource provider data. "
             "Please retry your update"))
 
@@ -506,7 +513,7 @@ class PlacementService:
                     raise errors.ResourceClassExists(f"Resource class already exists: {new_name}") from None
                 raise
 
-        retrying(attempt, lambda: errors.ConcurrentUpdate("Resource class changed; retry."))
+        self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource class changed; retry."))
 
     def delete_class(self, name: str) -> None:
         if is_standard(name):

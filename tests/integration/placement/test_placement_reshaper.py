@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chalicelib.errors import Unavailable
-from chalicelib.placement import errors, reshape
+from chalicelib.placement import errors, reshape, reshaper
 from chalicelib.placement.models import ConsumerWrite, Inventory
 from tests.integration.placement.helpers import PROJECT, USER, claim, new_uuid, provider
 from tests.support.faults import answer_lost, failing
@@ -152,6 +152,50 @@ def test_a_consumer_written_during_the_reshape_makes_it_roll_back_and_decide_aga
     assert set(after[root][3]) == set(consumers)
     assert [after[c] for c in (consumers[0], consumers[2])] == [before[c] for c in (consumers[0], consumers[2])]
     assert after[consumers[1]] == (2, before[consumers[1]][1])
+    no_fence_left(service, [root, child], consumers)
+    assert reshape_items(services) == []
+
+
+def test_a_fenced_provider_gains_loses_or_moves_no_child_and_its_aggregates_wait_too(placement, services,
+                                                                                      small_chunks):
+    """A child's create, delete or move moves its parent's counter, and a move rewrites the moved subtree:
+    none of it while a reshape fences those providers (its switch puts the items it read), so each meets the
+    fence like any writer (409 while the owner's lease runs), and after it the reshape ends as it would."""
+    service = services.placement
+    root, child, consumers = tree(placement, 3)
+
+    def under(parent: str | None, name: str | None = None) -> Any:
+        return placement.post("/placement/resource_providers",
+                              {"name": name or new_uuid(), "parent_provider_uuid": parent}, version="1.37")
+
+    leaf = under(root).body["uuid"]
+    grandchild = under(leaf).body["uuid"]
+    loose = under(None).body["uuid"]
+    with failing(services.client, "TransactWriteItems", skip=1), pytest.raises(Unavailable):
+        move_vcpu(service, root, child, consumers)  # opened (root and child fenced), then cut
+
+    def refused(answer: Any) -> bool:  # the fence met, not a generation conflict or retries run out
+        error = answer.body["errors"][0] if answer.status == 409 else {}
+        return error.get("code") == "placement.concurrent_update" and reshaper.BUSY in error.get("detail", "")
+
+    rp = "/placement/resource_providers"
+    assert refused(under(root))                                                       # a new child
+    assert refused(under(child))
+    assert refused(placement.put(f"{rp}/{loose}", {"name": new_uuid(), "parent_provider_uuid": child},
+                                 version="1.37"))                                     # one moved in
+    assert refused(placement.put(f"{rp}/{leaf}", {"name": new_uuid(), "parent_provider_uuid": None},
+                                 version="1.37"))                                     # one moved out
+    assert placement.delete(f"{rp}/{grandchild}", version="1.37").status == 204       # its parent is not fenced
+    assert refused(placement.put(f"{rp}/{root}/aggregates", {
+        "aggregates": [new_uuid()], "resource_provider_generation": service.store.provider(root).generation},
+        version="1.37"))
+    assert refused(placement.delete(f"{rp}/{leaf}", version="1.37"))                  # a child deleted
+    service.reshaper.clock = lambda: time.time() + reshape.LEASE_SECONDS + 1
+    move_vcpu(service, root, child, consumers)
+    assert under(root).status == 200 and placement.delete(f"{rp}/{leaf}", version="1.37").status == 204
+    listed = placement.get(f"{rp}?in_tree={root}", version="1.37").body["resource_providers"]
+    assert len(listed) == 2 and service.store.provider(root).children == 1
+    assert service.store.provider(child).inventories.keys() == {"VCPU"}
     no_fence_left(service, [root, child], consumers)
     assert reshape_items(services) == []
 
