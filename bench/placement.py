@@ -562,6 +562,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         if set(calls) != set(write):
             raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(write)}")
         floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in write], consumers[-1])
+        per_write = sum(proxy.counts.values()) / ROUND_TRIP_WRITES
         read_floors = {}
         for row, (path, version, reads) in READ_FLOORS.items():
             proxy.counts.clear()
@@ -570,7 +571,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
             if status != 200 or dict(proxy.counts) != {op: 1 for op in reads}:
                 raise RuntimeError(f"{row} answered {status} with {dict(proxy.counts)}, not one each of {reads}")
             read_floors[row] = read_floor(store_endpoint, [(op, proxy.last[op]) for op in reads])
-        return RoundTrips(sum(proxy.counts.values()) / ROUND_TRIP_WRITES, calls, items, actions, floor, read_floors)
+        return RoundTrips(per_write, calls, items, actions, floor, read_floors)
     finally:
         service.stop()
         proxy.stop()
