@@ -37,7 +37,7 @@ def is_standard(name: str) -> bool:
 
 def is_custom_name(name: str) -> bool:
     """A name a caller may create with PUT /traits/{name} (Placement's CUSTOM_TRAIT schema)."""
-    return 1 <= len(name) <= MAX_LENGTH and bool(_CUSTOM.match(name))
+    return len(name) <= MAX_LENGTH and bool(_CUSTOM.match(name))
 
 
 def is_custom(name: str) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from chalicelib.placement import errors, items, traits
 from chalicelib.placement.models import Provider
-from chalicelib.placement.traits import TraitQuery, parse_list_filter, parse_required
+from chalicelib.placement.traits import TraitListFilter, TraitQuery, parse_list_filter, parse_required
 
 # --- names ---------------------------------------------------------------------------------------
 
@@ -75,8 +75,33 @@ def test_associated(sent: str, held: bool) -> None:
 
 
 def test_associated_is_true_or_false() -> None:
-    with pytest.raises(errors.Invalid, match='only accepts "true" or "false"'):
+    with pytest.raises(errors.Invalid) as raised:
         parse_list_filter(None, "xyz")
+    assert raised.value.detail == 'The query parameter "associated" only accepts "true" or "false"'
+
+
+def test_what_a_filter_leaves_unsaid_is_none() -> None:
+    assert parse_list_filter(None, None) == TraitListFilter()
+    assert parse_list_filter("in:A", None) == TraitListFilter(name_in=frozenset({"A"}))
+    assert parse_list_filter("startswith:A", None) == TraitListFilter(prefix="A")
+
+
+def test_a_name_filter_splits_at_its_first_colon() -> None:
+    assert parse_list_filter("in:A,B:C", None).name_in == {"A", "B:C"}
+    assert parse_list_filter("startswith:A:B", None).prefix == "A:B"
+
+
+@pytest.mark.parametrize(("name", "custom"), [("CUSTOM_A", True), ("CUSTOM_", True), ("HW_CPU_X86_SHA", False),
+                                               ("custom_a", False)])
+def test_a_custom_trait_is_one_with_the_prefix(name: str, custom: bool) -> None:
+    assert traits.is_custom(name) is custom
+
+
+def test_the_first_unknown_name_in_the_order_given() -> None:
+    known = {"A", "C"}.__contains__
+    assert traits.first_unknown(["A", "B", "C", "D"], known) == "B"
+    assert traits.first_unknown(["A", "C"], known) is None
+    assert traits.first_unknown([], known) is None
 
 
 # --- required --------------------------------------------------------------------------------------
@@ -95,6 +120,12 @@ def test_required_and_forbidden() -> None:
 
 def test_every_leading_bang_goes_as_upstream() -> None:
     assert parse_required(["!!FOO"], **FORBID).forbidden == {"FOO"}
+    assert parse_required(["!XYZ_TRAIT"], **FORBID).forbidden == {"XYZ_TRAIT"}  # only the bangs
+
+
+def test_from_1_39_every_required_forbids_too() -> None:
+    assert parse_required(["!A", "B,!C"], **NEW) == TraitQuery(required=(frozenset({"B"}),),
+                                                                forbidden=frozenset({"A", "C"}))
 
 
 def test_before_1_39_the_last_required_counts() -> None:

@@ -66,7 +66,9 @@ def test_moves_placement_refuses(parent, reparenting, reason):
 def test_a_missing_parent_is_refused_in_placements_words():
     with pytest.raises(errors.Invalid) as refused:
         trees.decide_move(rp("x"), None, "nope", [], reparenting=True)
-    assert "parent provider UUID does not exist." in refused.value.detail
+    assert refused.value.detail == ("Unable to save resource provider x: Object action create failed because: "
+                                    "parent provider UUID does not exist.")  # "create", as upstream says
+    assert trees.parent_missing_on_update("y").detail == refused.value.detail.replace(" x:", " y:")
 
 
 def test_a_root_may_take_a_parent_before_1_37_and_brings_its_subtree():
@@ -78,10 +80,12 @@ def test_a_root_may_take_a_parent_before_1_37_and_brings_its_subtree():
 def test_un_parenting_makes_the_provider_the_root_of_its_subtree():
     move = trees.decide_move(TREE[1], None, None, trees.descendants(TREE, "a"), reparenting=True)
     assert (move.parent_uuid, move.root) == (None, "a")
+    assert move.descendants == tuple(trees.descendants(TREE, "a")) and move.changes_root
 
 
 def test_create_parent_problems():
-    assert "cannot be same as UUID" in (trees.create_parent_problem("x", "x", None) or "")
+    assert trees.create_parent_problem("x", "x", None) == (
+        "parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.")
     assert trees.create_parent_problem("x", "p", None) == "parent provider UUID does not exist."
     assert trees.create_parent_problem("x", "p", rp("p")) is None
 
@@ -115,6 +119,22 @@ def test_a_tree_that_cannot_be_read_by_its_named_children_is_left_to_the_index(c
     providers = {**NAMED, **change}
     members, unnamed = trees.members_by_level([providers["r"]], lambda uuids: {u: providers.get(u) for u in uuids})
     assert members == {} and unnamed == {"r"}
+
+
+def test_trees_read_together_go_on_each_at_its_own_pace():
+    """One tree left to the index (a child read elsewhere) stays left while the other is read to its bottom,
+    every parent of a level bringing its own children."""
+    providers = {p.uuid: p for p in [
+        named(rp("r1", children=1), "x"), rp("x", "o", "other"),
+        named(rp("r2", children=2), "p", "q"),
+        named(rp("p", "r2", "r2", children=1), "p1"), named(rp("q", "r2", "r2", children=1), "q1"),
+        named(rp("p1", "p", "r2", children=1), "p2"), named(rp("q1", "q", "r2", children=1), "q2"),
+        rp("p2", "p1", "r2"), rp("q2", "q1", "r2")]}
+    members, unnamed = trees.members_by_level([providers["r1"], providers["r2"]],
+                                              lambda uuids: {u: providers.get(u) for u in uuids})
+    assert unnamed == {"r1"}
+    assert {root: [p.uuid for p in found] for root, found in members.items()} == {
+        "r2": ["r2", "p", "q", "p1", "q1", "p2", "q2"]}
 
 
 # --- their transactions ------------------------------------------------------------------------------------
@@ -191,6 +211,26 @@ def test_member_of_forms():
     assert parsed.forbidden == frozenset({A2})
     assert parsed.matches(frozenset({A1})) and not parsed.matches(frozenset({A1, A2}))
     assert list_filters.parse_member_of([f"!in:{A1},{A2}"], several=True, forbidden=True).forbidden == {A1, A2}
+    assert list_filters.parse_member_of([f"!{A1}", f"!{A2}"], several=True, forbidden=True).forbidden == {A1, A2}
+    assert not parsed.matches(frozenset({"elsewhere"})) and not parsed.matches(frozenset())
+
+
+def test_a_member_of_says_something_when_it_requires_or_forbids():
+    assert not list_filters.MemberOf()
+    assert list_filters.MemberOf(required=(frozenset({A1}),))
+    assert list_filters.MemberOf(forbidden=frozenset({A1}))
+
+
+def test_the_narrowest_member_of_set_is_read():
+    assert list_filters.narrowest([frozenset({A1, A2}), frozenset({A2})]) == {A2}
+    assert list_filters.narrowest([frozenset({A1}), frozenset({A2})]) == {A2}  # a tie: the lowest uuid
+    assert list_filters.narrowest([frozenset({A2}), frozenset({A1})]) == {A2}
+    assert list_filters.narrowest([]) is None
+
+
+def test_an_unknown_class_in_placements_words():
+    assert list_filters.unknown_class("CUSTOM_X").detail == (
+        "Invalid resource class in resources parameter: No such resource class CUSTOM_X.")
 
 
 @pytest.mark.parametrize(("values", "several", "forbidden", "text"), [
@@ -216,9 +256,16 @@ def test_resources_parse_and_refusals():
         assert text in refused.value.detail
 
 
-@pytest.mark.parametrize(("amount", "room"), [(2, True), (1, False), (12, False), (3, False), (8, False)])
+@pytest.mark.parametrize(("amount", "room"), [(2, True), (6, True), (1, False), (12, False), (3, False),
+                                               (8, False)])
 def test_room_is_placements_capacity_rule(amount, room):
     inventory = Inventory(total=10, reserved=2, min_unit=2, max_unit=10, step_size=2, allocation_ratio=1.0)
     provider = Provider(uuid="p", name="p", inventories={"DISK_GB": inventory}, usages={"DISK_GB": 2})
     assert list_filters.has_room(provider, {"DISK_GB": amount}) is room
     assert not list_filters.has_room(provider, {"VCPU": 1})
+
+
+def test_an_amount_of_max_unit_fits():
+    inventory = Inventory(total=10, max_unit=4)
+    provider = Provider(uuid="p", name="p", inventories={"VCPU": inventory})
+    assert list_filters.has_room(provider, {"VCPU": 4}) and not list_filters.has_room(provider, {"VCPU": 5})
