@@ -218,13 +218,16 @@ def test_a_key_of_the_minimum_length_is_accepted():
 
 def test_start_up_does_not_use_the_request_paths_store_timeouts():
     # A fault test serves with one attempt and a 1 s read timeout; on a busy machine the table's creation
-    # took longer and the server exited. Start-up has timeouts of its own: even with a request path that
-    # cannot possibly answer in time, the server starts (and its requests are 503, not a crash).
+    # took longer and the server exited. Start-up has timeouts of its own: even with request-path timeouts
+    # no store answers within, the server starts, and a request is answered, never a crash. Whether that
+    # answer is 503 depends on the machine's speed (a socket timeout is at least 1 ms, which a warm
+    # loopback store may meet), so either is accepted here; the 503 itself is tested by the wire-level
+    # faults (tests/support/faults.py).
     with local_server(RP_STORE_READ_TIMEOUT="0.000001", RP_STORE_CONNECT_TIMEOUT="0.000001",
                       RP_STORE_MAX_ATTEMPTS="1") as server:
         key = next(line.split("=", 1)[1].strip() for line in server.lines if "RP_SITE_KEY_K8S=" in line)
         status, body = call(server.url, "GET", "/resource-provisioning/k8s/retained-accounts", key)[:2]
-        assert (status, body) == (503, {"code": "unavailable"})
+        assert (status, body) in ((503, {"code": "unavailable"}), (200, {"revision": 0, "accounts": []}))
 
 
 # --- the HTTP front over raw sockets -----------------------------------------------------------
