@@ -169,10 +169,8 @@ class PlacementService:
         reads none (the holder counts come with the lookup the filter makes anyway)."""
         if required is None:
             return KnownTraits(frozenset(), held_by_none=False)
-        names = required.required_names() + sorted(required.forbidden)
-        standard = {n for n in names if traits.is_standard(n)}
-        holders = self.store.custom_trait_holders(sorted({n for n in names if n not in standard}))
-        return KnownTraits(frozenset(standard | set(holders)), held_by_none=traits.held_by_none(required, holders))
+        known, holders = self._trait_lookup(required.required_names() + sorted(required.forbidden))
+        return KnownTraits(known, held_by_none=traits.held_by_none(required, holders))
 
     def _tree_by_keys(self, anchor: Provider) -> list[Provider] | None:
         """The tree of `anchor` read from its root down a level at a time, by consistent BatchGets of the
@@ -530,8 +528,14 @@ class PlacementService:
 
     def known_traits(self, names: list[str]) -> set[str]:
         """Those of `names` that exist: standard ones (os-traits) and registered custom ones (one BatchGet)."""
-        known = {n for n in names if traits.is_standard(n)}
-        return known | self.store.existing_custom_traits(sorted({n for n in names if n not in known}))
+        return set(self._trait_lookup(names)[0])
+
+    def _trait_lookup(self, names: list[str]) -> tuple[frozenset[str], dict[str, int]]:
+        """Those of `names` that exist, and how many providers hold each existing custom one (one BatchGet;
+        standard traits are os-traits' and not counted)."""
+        standard = {n for n in names if traits.is_standard(n)}
+        holders = self.store.custom_trait_holders(sorted({n for n in names if n not in standard}))
+        return frozenset(standard | set(holders)), holders
 
     def list_traits(self, wanted: TraitListFilter, *, created_at: bool = True) -> list[tuple[str, int | None]]:
         """(name, created at: None for a standard trait, and for every trait unless `created_at`) of every trait

@@ -377,13 +377,11 @@ class PlacementStore:
         return self._get(trait_key(name))
 
     def existing_custom_traits(self, names: list[str]) -> set[str]:
-        return self._existing([trait_key(n) for n in names])
+        return set(self.custom_trait_holders(names))
 
     def custom_trait_holders(self, names: list[str]) -> dict[str, int]:
         """How many providers hold each of these custom traits that exists (its `refs`, moved in the
         transaction of every provider write that adds or removes it): one consistent BatchGet, projected."""
-        if not names:
-            return {}
         found = batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
                           projection="pk, sk, refs")
         return {sk: int(item.get("refs", 0)) for (_pk, sk), item in found.items()}

@@ -179,9 +179,14 @@ def http_date(epoch: float | None) -> str:
 CACHE_HEADERS_SINCE = (1, 15)
 
 
+def sends_cache_headers(request: Request) -> bool:
+    """From 1.15 answers carry `cache-control` and `last-modified` (what to read for the latter, too)."""
+    return version(request) >= CACHE_HEADERS_SINCE
+
+
 def cache_headers(request: Request, last_modified: float | None) -> dict[str, str]:
     """From 1.15, `cache-control: no-cache` and `last-modified` (None or 0: now; NOT_MODIFIED: none)."""
-    if version(request) < CACHE_HEADERS_SINCE:
+    if not sends_cache_headers(request):
         return {}
     found = {"cache-control": "no-cache"}
     if last_modified != NOT_MODIFIED:

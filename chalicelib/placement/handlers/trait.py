@@ -20,7 +20,7 @@ def list_all(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     params = web.query(request, schema.LIST_QUERY)
     wanted = parse_list_filter(params.get("name"), params.get("associated"))
-    found = service.list_traits(wanted, created_at=web.version(request) >= web.CACHE_HEADERS_SINCE)
+    found = service.list_traits(wanted, created_at=web.sends_cache_headers(request))
     latest = max((at for _name, at in found if at), default=None)
     return web.reply(request, 200, {"traits": [name for name, _at in found]}, last_modified=latest)
 
