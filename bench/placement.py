@@ -570,7 +570,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
                                     version=version)
             if status != 200 or dict(proxy.counts) != {op: 1 for op in reads}:
                 raise RuntimeError(f"{row} answered {status} with {dict(proxy.counts)}, not one each of {reads}")
-            read_floors[row] = read_floor(store_endpoint, [(op, proxy.last[op]) for op in reads])
+            read_floors[row] = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in reads])
         return RoundTrips(per_write, calls, items, actions, floor, read_floors)
     finally:
         service.stop()
@@ -659,25 +659,30 @@ def candidates_only() -> int:
     return 0 if all(reads) else 1
 
 
-def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer: str) -> Phase:
-    """The bare DynamoDB work of one allocation write: our last write's own calls (`calls`, as sent at the
-    wire), replayed straight from boto3 on the same table, sequential. Each replay names a new consumer (the
-    last one's uuid replaced), so it is the same new-consumer write: the same keys, items, conditions."""
+def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer: str | None = None) -> Phase:
+    """The bare DynamoDB work of one request of ours: its calls (`calls`, as sent at the wire) replayed
+    sequentially straight from boto3 on the same table, read answers decoded as ours decodes them
+    (chalicelib/store/client.py). With `consumer` (a write's), each replay names a new consumer instead, so
+    it is the same new-consumer write: the same keys, items, conditions."""
+    from chalicelib.store.client import RAW_READS, read_answer_as_json
     from devkit.placement.service import store_client
 
     client = store_client(store_endpoint)
-    methods = {"BatchGetItem": client.batch_get_item, "TransactWriteItems": client.transact_write_items}
+    for operation in RAW_READS:
+        client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
+    methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query,
+               "TransactWriteItems": client.transact_write_items}
 
     def one() -> int:
         fresh = str(uuid.uuid4())
         for operation, body in calls:
-            request = json.loads(body.decode().replace(consumer, fresh))
+            request = json.loads(body.decode().replace(consumer, fresh) if consumer else body)
             request.pop("ClientRequestToken", None)  # botocore's idempotency token: a new one per replay
             methods[operation](**request)
         return 200
 
-    measure("floor", "warm-up", [one] * 20, 1)
-    return measure("DynamoDB floor (boto3)", "our write's calls, sequential", [one] * N, 1)
+    measure("floor", "warm-up", [one] * 50, 1)
+    return measure("DynamoDB floor (boto3)", "our calls, sequential", [one] * N, 1)
 
 
 # The reads whose bare DynamoDB calls are measured too (row -> path, microversion, the calls in their order).
@@ -686,27 +691,6 @@ READ_FLOORS = {
     "GET resource_providers/{u}/aggregates, sequential": ("/resource_providers/{provider}/aggregates", "1.19",
                                                           ("GetItem",)),
 }
-
-
-def read_floor(store_endpoint: str, calls: list[tuple[str, bytes]]) -> Phase:
-    """The bare DynamoDB work of one read: its calls as ours sent them, replayed sequentially from boto3 with
-    the answers decoded as ours decodes them (chalicelib/store/client.py), the same requests each time."""
-    from chalicelib.store.client import RAW_READS, read_answer_as_json
-    from devkit.placement.service import store_client
-
-    client = store_client(store_endpoint)
-    for operation in RAW_READS:
-        client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
-    methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query}
-    requests = [(methods[op], json.loads(body)) for op, body in calls]
-
-    def one() -> int:
-        for method, request in requests:
-            method(**request)
-        return 200
-
-    measure("floor", "warm-up", [one] * 50, 1)
-    return measure("DynamoDB floor (boto3)", "a read's calls, sequential", [one] * N, 1)
 
 
 # --- report -------------------------------------------------------------------------------------
