@@ -29,12 +29,14 @@ Variables: docs/configuration.md; what each figure means: docs/placement-conform
 from __future__ import annotations
 
 import collections
+import functools
 import http.client
 import itertools
 import json
 import os
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -50,6 +52,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench import placement_keystone
+from bench.processes import tree_cpu_seconds
 from chalicelib.cli import use_local_credentials
 from devkit.placement.postgres import Postgres
 from devkit.placement.postgres import install as install_postgres
@@ -172,6 +175,7 @@ class Phase:
     elapsed: float
     latencies: list[float] = field(default_factory=list)  # seconds, successes only
     statuses: collections.Counter[int] = field(default_factory=collections.Counter)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)  # "app"/"store": its processes' CPU in the phase
 
     @property
     def ok(self) -> int:
@@ -192,9 +196,29 @@ class Phase:
         return ", ".join(f"{count}x{status}" for status, count in sorted(self.statuses.items())
                          if not 200 <= status < 300) or "-"
 
+    def cpu_ms(self, part: str) -> float:
+        """CPU milliseconds the side's `part` ("app": its servers, "store": its database) spent per
+        successful request; nan when not measured."""
+        spent = self.cpu_seconds.get(part)
+        return 1000 * spent / self.ok if spent is not None and self.ok else float("nan")
 
-def measure(side: str, operation: str, requests: list[Callable[[], int]], threads: int) -> Phase:
+
+@dataclass
+class Processes:
+    """The pids of a side's servers (`app`) and of its store, read when a phase starts and ends."""
+    app: Callable[[], list[int]]
+    store: Callable[[], list[int]]
+
+    def cpu_seconds(self) -> dict[str, float]:
+        parts = {"app": self.app(), "store": self.store()}  # no pids: not measured (sqlite is in the app)
+        spent = {part: tree_cpu_seconds(pids) for part, pids in parts.items() if pids}
+        return {part: seconds for part, seconds in spent.items() if seconds is not None}
+
+
+def measure(side: str, operation: str, requests: list[Callable[[], int]], threads: int,
+            processes: Processes | None = None) -> Phase:
     phase = Phase(side, operation, len(requests), 0.0)
+    cpu_before = processes.cpu_seconds() if processes else {}
     lock = threading.Lock()
 
     def one(request: Callable[[], int]) -> None:
@@ -214,6 +238,8 @@ def measure(side: str, operation: str, requests: list[Callable[[], int]], thread
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(one, requests))
     phase.elapsed = time.perf_counter() - started
+    cpu_after = processes.cpu_seconds() if processes else {}
+    phase.cpu_seconds = {part: cpu_after[part] - before for part, before in cpu_before.items() if part in cpu_after}
     return phase
 
 
@@ -339,8 +365,8 @@ class Side:
     """One side's setup (through its API) and its operations, run one at a time so that the sides
     alternate operation by operation: a change in the machine's load then hits every side alike."""
 
-    def __init__(self, name: str, client: Client) -> None:
-        self.name, self.client = name, client
+    def __init__(self, name: str, client: Client, processes: Processes) -> None:
+        self.name, self.client, self.processes = name, client, processes
         with ThreadPoolExecutor(THREADS) as pool:
             parts = list(pool.map(lambda _: make_providers(client, SPREAD_PROVIDERS // THREADS or 1), range(THREADS)))
         self.spread = [rp for part in parts for rp in part]
@@ -442,7 +468,7 @@ def run_operation(side: Side, operation: Operation) -> Phase | None:
     first = requests[0]()
     if first in UNSUPPORTED:
         return None
-    return measure(side.name, operation.name, requests[1:], operation.threads)
+    return measure(side.name, operation.name, requests[1:], operation.threads, side.processes)
 
 
 # --- round trips: a counting proxy in front of DynamoDB Local ----------------------------------
@@ -715,15 +741,15 @@ class Row:
 
 def table(rows: list[Row], sides: list[str]) -> str:
     ours, references = sides[-1], sides[:-1]
-    head = "| operation | side | per s | p50 ms | p99 ms | non-2xx | " + " | ".join(
+    head = "| operation | side | per s | p50 ms | p99 ms | non-2xx | CPU ms/req: app, store | " + " | ".join(
         f"ours / {name.split(' (')[1].split(',')[0]}" for name in references) + " |"
-    lines = [head, "|---|---|---:|---:|---:|---|" + "---:|" * len(references)]
+    lines = [head, "|---|---|---:|---:|---:|---|---:|" + "---:|" * len(references)]
     for row in rows:
         ours_rate = row.median(ours, lambda p: p.per_s)
         for side in sides:
             rate = row.median(side, lambda p: p.per_s)
             if rate is None:
-                lines.append(f"| {row.operation} | {side} | unsupported | | | | "
+                lines.append(f"| {row.operation} | {side} | unsupported | | | | | "
                              + " | " * (len(references) - 1) + " |")
                 continue
             ratios = ""
@@ -736,15 +762,21 @@ def table(rows: list[Row], sides: list[str]) -> str:
             else:
                 ratios = " | ".join("" for _ in references)
             p50 = row.median(side, lambda p: p.percentile(0.5))
+            cpu = [row.median(side, functools.partial(Phase.cpu_ms, part=part)) for part in ("app", "store")]
             lines.append(f"| {row.operation} | {side} | {rate:.0f} | {p50:.1f} | "
-                         f"{row.median(side, lambda p: p.percentile(0.99)):.1f} | {row.errors(side)} | {ratios} |")
+                         f"{row.median(side, lambda p: p.percentile(0.99)):.1f} | {row.errors(side)} | "
+                         f"{', '.join('-' if c is None or c != c else f'{c:.2f}' for c in cpu)} | {ratios} |")
     return "\n".join(lines)
 
 
+def _pids(*processes: subprocess.Popen[str] | int | None) -> list[int]:
+    return [p if isinstance(p, int) else p.pid for p in processes if p is not None]
+
+
 @contextmanager
-def reference_sides() -> Iterator[list[tuple[str, Client]]]:
+def reference_sides() -> Iterator[list[tuple[str, Client, Processes]]]:
     """The real Placement on PostgreSQL behind gunicorn (one worker per core), and on sqlite behind
-    waitress (the second row)."""
+    waitress (the second row): each with its client and its processes (whose CPU the phases count)."""
     workers = os.cpu_count() or 2
     with tempfile.TemporaryDirectory(prefix="bench-placement-") as workdir:
         database = Postgres()
@@ -755,10 +787,12 @@ def reference_sides() -> Iterator[list[tuple[str, Client]]]:
         try:
             sql.start()
             sides = [(f"Placement 16.0.0 (PostgreSQL, gunicorn {workers} workers x {REFERENCE_THREADS} threads)",
-                      Client(sql.base, NOAUTH_ADMIN_TOKEN))]
+                      Client(sql.base, NOAUTH_ADMIN_TOKEN),
+                      Processes(lambda: _pids(sql.process), lambda: _pids(database.pid)))]
             if "sqlite" in REFERENCES:
                 lite.start()
-                sides.append(("Placement 16.0.0 (sqlite, waitress)", Client(lite.base, NOAUTH_ADMIN_TOKEN)))
+                sides.append(("Placement 16.0.0 (sqlite, waitress)", Client(lite.base, NOAUTH_ADMIN_TOKEN),
+                              Processes(lambda: _pids(lite.process), list)))  # sqlite: in the app's processes
             yield sides
         finally:
             lite.stop()
@@ -797,9 +831,11 @@ def main() -> int:
             more = [start_placement_service(store.endpoint, table=service.table, key=service.key)
                     for _ in range(SERVERS - 1)]
             try:
-                sides = [Side(name, client) for name, client in references]
+                sides = [Side(name, client, processes) for name, client, processes in references]
+                servers = [service.server.process, *(m.server.process for m in more)]
                 sides.append(Side(f"ours ({store.kind}, {SERVERS} processes)",
-                                  Client([service.base, *(m.base for m in more)], service.key)))
+                                  Client([service.base, *(m.base for m in more)], service.key),
+                                  Processes(lambda: _pids(*servers), lambda: _pids(store.pid))))
                 names = [side.name for side in sides]
                 alternate(rows, sides, Side.operations)
                 for trees in TREES:

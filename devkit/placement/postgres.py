@@ -68,6 +68,14 @@ class Postgres:
             raise RuntimeError(f"{command[0]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
 
     @property
+    def pid(self) -> int | None:
+        """The postmaster's pid (its backends are its children), while the cluster runs."""
+        try:
+            return int((self.data / "postmaster.pid").read_text().split()[0])
+        except (AttributeError, OSError, IndexError, ValueError):
+            return None
+
+    @property
     def url(self) -> str:
         return f"postgresql+psycopg2://{USER}@127.0.0.1:{self.port}/{DATABASE}"
 
