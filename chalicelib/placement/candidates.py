@@ -438,11 +438,13 @@ def _round_robin(generators: Sequence[Iterator[tuple[_Answer, ...]]]) -> Iterato
 
 
 def _ancestors(snapshot: Snapshot, uuid: str) -> set[str]:
+    """`uuid` and its ancestors, up to the first one the snapshot lacks (a tree read while it moved)."""
     found = {uuid}
     parent = snapshot.providers[uuid].parent
-    while parent is not None:
+    while parent is not None and parent not in found:
         found.add(parent)
-        parent = snapshot.providers[parent].parent
+        above = snapshot.providers.get(parent)
+        parent = above.parent if above is not None else None
     return found
 
 
@@ -453,7 +455,8 @@ def _overall_capacity_fits(search: _Search, by_suffix: Mapping[str, Sequence[_An
         return True
     providers = {uuid for answers in by_suffix.values() for a in answers for uuid, _rc, _n in a.parts}
     for rc in search.multi_group_classes:
-        available = sum(_capacity_of(search.snapshot, uuid, rc)[0] for uuid in providers
+        # A provider reserving more than its total (the reshaper stores one, as upstream) has no room, not less.
+        available = sum(max(_capacity_of(search.snapshot, uuid, rc)[0], 0) for uuid in providers
                         if rc in search.snapshot.providers[uuid].inventories)
         if search.amounts[rc] > available:
             return False
@@ -522,7 +525,7 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
             continue
         candidate = _consolidated(combination, suffixes)
         kept.setdefault(candidate.key(), candidate)
-        if len(kept) >= wide.max_candidates > 0 or examined >= wide.max_examined:
+        if 0 <= wide.max_candidates <= len(kept) or examined >= wide.max_examined:  # < 0: unbounded, as upstream
             break
     candidates = list(kept.values())
     if not wide.nested_aware and search.has_trees:
