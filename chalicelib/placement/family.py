@@ -206,8 +206,8 @@ class PlacementFamily(Family):
         web.keep_version(request, microversion.negotiate(folded))  # 400 / 406 before anything else
         if _path(request).endswith("/") and _path(request) != ROOT_WITH_SLASH:
             raise service_errors.NotFound()  # as Placement: `/resource_providers/` is not `/resource_providers`
-        if request.body and not request.headers.get("content-type"):
-            raise HttpError(400, "content-type header required when content-length is set")
+        if request.body and not request.headers.get("content-type"):  # upstream checks before its handlers
+            raise HttpError(400, "content-type header required when content-length is set", vary=False)
 
     def credential(self, request: Request) -> str | None:
         try:
@@ -221,6 +221,7 @@ class PlacementFamily(Family):
 
     def render(self, request: Request, error: Exception) -> Reply:
         problem = as_http_error(error)
+        web.keep_no_vary(request, not problem.vary)
         headers = dict(problem.headers)
         if request.method == "HEAD":  # webob's answer to HEAD: the status and headers, no body
             headers["content-type"] = "text/html; charset=UTF-8"
@@ -236,7 +237,7 @@ class PlacementFamily(Family):
         version = web.negotiated(request)
         if version is not None:
             reply.headers["openstack-api-version"] = microversion.response_header(version)
-            if reply.status != 404:  # Placement's 404s leave the microversion middleware without it
+            if web.sends_vary(request):  # an error that escaped upstream's handlers has none (HttpError)
                 reply.headers["vary"] = microversion.HEADER.lower()
         reply.headers[REQUEST_ID_HEADER] = request_id(request)
         return reply

@@ -5,6 +5,8 @@ with `jsonschema` (details as Placement words them), media types, URLs and cache
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,19 +21,28 @@ JSON = "application/json"
 
 # Where the family keeps the request's negotiated microversion (PlacementFamily.begin sets it once).
 VERSION_KEY = "placement.microversion"
+NO_VARY_KEY = "placement.no_vary"
 
 
 class HttpError(Exception):
-    """An answer of the HTTP edge itself, in Placement's error format (status, detail, code)."""
+    """An answer of the HTTP edge itself, in Placement's error format (status, detail, code).
+
+    `vary`: whether the answer carries `vary: openstack-api-version`. Upstream adds it in its microversion
+    middleware to every response its handlers give, an error a handler raises included; an error that
+    escapes the handlers (no such route, a not-found its handler does not catch, a policy refusal, a body
+    without a content type) passes that middleware as an exception and gets the version header only. So by
+    default a 404 and a 403 have none; `answering_not_found` and a route's microversion gate give one."""
 
     def __init__(self, status: int, detail: str = "", code: str = errors.UNDEFINED,
-                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None) -> None:
+                 headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None,
+                 vary: bool | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.code = code
         self.headers = headers or {}
         self.extra = extra or {}
+        self.vary = status not in (403, 404) if vary is None else vary
 
 
 def bad_request(detail: str, code: str = errors.UNDEFINED) -> HttpError:
@@ -40,6 +51,18 @@ def bad_request(detail: str, code: str = errors.UNDEFINED) -> HttpError:
 
 def not_found(detail: str = "") -> HttpError:
     return HttpError(404, detail)
+
+
+@contextmanager
+def answering_not_found(*, except_for: type[errors.NotFound] | None = None) -> Iterator[None]:
+    """A not-found the handler answers itself, as upstream's handler catches it and raises its own 404
+    (which then carries `vary`, see HttpError); `except_for`: a kind it lets escape."""
+    try:
+        yield
+    except errors.NotFound as exc:
+        if except_for is not None and isinstance(exc, except_for):
+            raise
+        raise HttpError(404, exc.detail, exc.code, vary=True) from None
 
 
 def _uuid_like(instance: object) -> bool:
@@ -52,6 +75,17 @@ def keep_version(request: Request, version: Version) -> None:
     context = request.context
     assert isinstance(context, dict)
     context[VERSION_KEY] = version
+
+
+def keep_no_vary(request: Request, no_vary: bool) -> None:
+    """Whether the request's answer goes without `vary` (an error that escaped upstream's handlers: HttpError)."""
+    context = request.context
+    assert isinstance(context, dict)
+    context[NO_VARY_KEY] = no_vary
+
+
+def sends_vary(request: Request) -> bool:
+    return not request.context.get(NO_VARY_KEY)
 
 
 def negotiated(request: Request) -> Version | None:
@@ -70,7 +104,7 @@ def introduced(request: Request, since: Version) -> Version:
     """The request's microversion, for a route that exists only from `since` (404 before, as Placement)."""
     found = version(request)
     if found < since:
-        raise not_found()
+        raise HttpError(404, vary=True)  # upstream's version_handler raises it inside the handler
     return found
 
 

@@ -88,14 +88,16 @@ def post_many(service: PlacementService, request: Request) -> Reply:
 
 
 def delete_for_consumer(service: PlacementService, request: Request) -> Reply:
-    service.delete_allocations(request.params["consumer_uuid"])
+    with web.answering_not_found():
+        service.delete_allocations(request.params["consumer_uuid"])
     return web.no_content(request)
 
 
 def list_for_provider(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
-    provider, items = service.provider_allocations(request.params["uuid"])
+    with web.answering_not_found():
+        provider, items = service.provider_allocations(request.params["uuid"])
     allocations: dict[str, Any] = {}
     latest = provider.updated_at
     for consumer, item in items.items():

@@ -47,7 +47,8 @@ def _provider(service: PlacementService, request: Request) -> Provider:
 def list_all(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = service.provider(uuid, _missing(uuid))
+    with web.answering_not_found():
+        provider = service.provider(uuid, _missing(uuid))
     # Placement takes last-modified from the inventories: none, no header.
     last_modified = provider.updated_at if provider.inventories else web.NOT_MODIFIED
     return web.reply(request, 200, _all(provider), last_modified=last_modified)
@@ -87,10 +88,11 @@ def add_one(service: PlacementService, request: Request) -> Reply:
 def show_one(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     uuid, rc = request.params["uuid"], request.params["resource_class"]
-    provider = service.provider(uuid, _missing(uuid))
-    inventory = provider.inventories.get(rc)
-    if inventory is None:
-        raise errors.NotFound(f"No inventory of class {rc} for {uuid}")
+    with web.answering_not_found():
+        provider = service.provider(uuid, _missing(uuid))
+        inventory = provider.inventories.get(rc)
+        if inventory is None:
+            raise errors.NotFound(f"No inventory of class {rc} for {uuid}")
     return web.reply(request, 200, _one(provider, inventory), last_modified=provider.updated_at)
 
 
@@ -106,6 +108,7 @@ def update_one(service: PlacementService, request: Request) -> Reply:
 
 
 def delete_one(service: PlacementService, request: Request) -> Reply:
-    _provider(service, request)
-    service.delete_inventory(request.params["uuid"], request.params["resource_class"])
+    _provider(service, request)  # an unknown provider escapes upstream's handler too
+    with web.answering_not_found(except_for=errors.ProviderNotFound):
+        service.delete_inventory(request.params["uuid"], request.params["resource_class"])
     return web.no_content(request)

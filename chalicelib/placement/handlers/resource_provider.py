@@ -86,5 +86,6 @@ def update(service: PlacementService, request: Request) -> Reply:
 
 
 def delete(service: PlacementService, request: Request) -> Reply:
-    service.delete_provider(request.params["uuid"])
+    with web.answering_not_found():
+        service.delete_provider(request.params["uuid"])
     return web.no_content(request)

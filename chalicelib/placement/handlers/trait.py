@@ -27,7 +27,8 @@ def list_all(service: PlacementService, request: Request) -> Reply:
 
 def show(service: PlacementService, request: Request) -> Reply:
     web.introduced(request, TRAITS)
-    created_at = service.trait_created_at(request.params["name"])
+    with web.answering_not_found():
+        created_at = service.trait_created_at(request.params["name"])
     return Reply(204, None, web.cache_headers(request, created_at))  # upstream's body-less answers carry them
 
 
@@ -41,7 +42,8 @@ def put(service: PlacementService, request: Request) -> Reply:
 
 def delete(service: PlacementService, request: Request) -> Reply:
     web.introduced(request, TRAITS)
-    service.delete_trait(request.params["name"])
+    with web.answering_not_found():
+        service.delete_trait(request.params["name"])
     return web.no_content(request)
 
 
@@ -55,8 +57,9 @@ def list_for_provider(service: PlacementService, request: Request) -> Reply:
     web.introduced(request, TRAITS)
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = service.provider(
-        uuid, f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
+    with web.answering_not_found():
+        provider = service.provider(
+            uuid, f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
     return _provider_traits(request, provider)
 
 

@@ -12,8 +12,9 @@ def for_provider(service: PlacementService, request: Request) -> Reply:
     """Every inventory class with its usage, 0 when unused."""
     web.check_accept(request)
     uuid = request.params["uuid"]
-    provider = service.provider(
-        uuid, f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
+    with web.answering_not_found():
+        provider = service.provider(
+            uuid, f"No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found")
     usages = {rc: provider.used(rc) for rc in provider.inventories}
     return web.reply(request, 200, {"resource_provider_generation": provider.generation, "usages": usages})
 

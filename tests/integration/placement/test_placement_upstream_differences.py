@@ -227,6 +227,44 @@ def test_no_vary_on_404_and_no_last_modified_without_inventories(placement):
     assert placement.get(f"{RP_PATH}/{rp}", version="1.28").header("vary") == "openstack-api-version"
 
 
+# Upstream's microversion middleware adds `vary` to what its handlers answer, an error they raise included; an
+# error escaping them (no route, a not-found the handler does not catch) has the version header only.
+# (method, path under a known provider `{rp}` or an unknown one `{gone}`, microversion, vary expected)
+VARY_ON_ERRORS = [
+    ("GET", "/placement/resource_providers/{gone}", "1.28", None),  # escapes show's handler
+    ("GET", "/placement/resource_providers/{gone}/aggregates", "1.19", None),
+    ("GET", "/placement/no_such_route", "1.28", None),
+    ("GET", "/placement/resource_providers/{gone}/inventories", "1.28", "openstack-api-version"),
+    ("GET", "/placement/resource_providers/{gone}/inventories/VCPU", "1.28", "openstack-api-version"),
+    ("GET", "/placement/resource_providers/{rp}/inventories/VCPU", "1.28", "openstack-api-version"),
+    ("DELETE", "/placement/resource_providers/{gone}/inventories/VCPU", "1.28", None),
+    ("DELETE", "/placement/resource_providers/{rp}/inventories/VCPU", "1.28", "openstack-api-version"),
+    ("DELETE", "/placement/resource_providers/{gone}", "1.28", "openstack-api-version"),
+    ("GET", "/placement/resource_providers/{gone}/usages", "1.28", "openstack-api-version"),
+    ("GET", "/placement/resource_providers/{gone}/allocations", "1.28", "openstack-api-version"),
+    ("GET", "/placement/resource_providers/{gone}/traits", "1.6", "openstack-api-version"),
+    ("GET", "/placement/traits/CUSTOM_NOBODY_MADE", "1.6", "openstack-api-version"),
+    ("DELETE", "/placement/traits/CUSTOM_NOBODY_MADE", "1.6", "openstack-api-version"),
+    ("DELETE", "/placement/allocations/{gone}", "1.28", "openstack-api-version"),
+    ("GET", "/placement/traits", "1.5", "openstack-api-version"),  # the route's microversion gate
+    ("DELETE", "/placement/resource_classes/CUSTOM_NOBODY_MADE", "1.1", "openstack-api-version"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "version", "vary"), VARY_ON_ERRORS,
+                         ids=[f"{m} {p} {v}" for m, p, v, _ in VARY_ON_ERRORS])
+def test_a_404_carries_vary_when_upstreams_handler_answers_it_itself(placement, method, path, version, vary):
+    rp = provider(placement)
+    answer = placement.request(method, path.format(rp=rp, gone=new_uuid()), version=version)
+    assert answer.status == 404, answer.body
+    assert (answer.header("vary"), answer.header("openstack-api-version")) == (vary, f"placement {version}")
+
+
+def test_a_body_without_content_type_escapes_the_handlers_without_vary(placement):
+    answer = placement.request("POST", RP_PATH, raw=b"{}", version="1.28", headers={"content-type": ""})
+    assert answer.status == 400 and answer.header("vary") is None
+
+
 def test_providers_are_listed_in_creation_order(placement):
     uuids = ["ffffffff-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002",
              "88888888-0000-4000-8000-000000000003"]
