@@ -179,8 +179,12 @@ class CandidateSearch:
             if not roots:
                 continue
             done.update(roots)
-            chunk = replace(wide, limit=None, max_candidates=want - len(kept))
-            result = allocation_candidates(snapshot_of(self._trees(roots)), groups, chunk)
+            snapshot = snapshot_of(self._trees(roots))
+            # Before 1.29 the summaries after `limit` name every provider any candidate of a kept tree drew
+            # from (upstream limits after generating): with trees there, `limit` does not bound the chunk.
+            bound = wide.max_candidates if not wide.nested_aware and snapshot.has_trees else want
+            chunk = replace(wide, limit=None, max_candidates=bound - len(kept))
+            result = allocation_candidates(snapshot, groups, chunk)
             for candidate in result.candidates:
                 kept.setdefault(candidate.key(), candidate)
             summaries += result.summaries

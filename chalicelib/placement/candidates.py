@@ -517,6 +517,7 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
         if set(by_suffix) == set(suffixes) and _overall_capacity_fits(search, by_suffix)
     ]
     walk = itertools.chain(*generators) if wide.strategy == "depth-first" else _round_robin(generators)
+    flat_only = not wide.nested_aware and search.has_trees
     kept: dict[object, Candidate] = {}
     for examined, combination in enumerate(walk, start=1):
         if not _same_subtree_ok(snapshot, wide, combination, suffixes):
@@ -524,18 +525,26 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
                 break
             continue
         candidate = _consolidated(combination, suffixes)
+        # Before 1.29 a candidate draws from one provider per tree: upstream drops the others before it
+        # applies `limit`, so they count towards no bound here either.
+        if flat_only and len({snapshot.providers[u].root for u in candidate.resources}) != len(candidate.resources):
+            if examined >= wide.max_examined:
+                break
+            continue
         kept.setdefault(candidate.key(), candidate)
         if 0 <= wide.max_candidates <= len(kept) or examined >= wide.max_examined:  # < 0: unbounded, as upstream
             break
     candidates = list(kept.values())
-    if not wide.nested_aware and search.has_trees:
-        candidates = [c for c in candidates
-                      if len({snapshot.providers[u].root for u in c.resources}) == len(c.resources)]
     if not candidates:
         return Result([], [], steps)
+    summaries = _summaries(snapshot, candidates, wide, search)
     if wide.limit is not None and wide.limit < len(candidates):
+        # As upstream's limit_results: the summaries of every tree a kept candidate draws from, as they were
+        # before the cut (before 1.29 these name the providers any candidate drew from).
         candidates = candidates[:wide.limit]
-    return Result(candidates, _summaries(snapshot, candidates, wide, search), steps)
+        roots = {snapshot.providers[u].root for c in candidates for u in c.resources}
+        summaries = [s for s in summaries if s.root in roots]
+    return Result(candidates, summaries, steps)
 
 
 def _same_subtree_ok(snapshot: Snapshot, wide: RequestWide, combination: Sequence[_Answer],

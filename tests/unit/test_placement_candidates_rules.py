@@ -395,3 +395,34 @@ def test_same_subtree_in_a_tree_read_without_its_root_looks_only_at_the_ancestor
     wide = RequestWide(group_policy="none", same_subtrees=(frozenset({"1", "2"}),))
     result = allocation_candidates(snap, [group("1", VCPU=1), group("2", CUSTOM_VF=1)], wide)
     assert [amounts(c) for c in result.candidates] == [{"numa": {"VCPU": 1}, "pf": {"CUSTOM_VF": 1}}]
+
+
+@pytest.mark.parametrize(("limit", "max_candidates"), [(1, 1000), (None, 1)])
+def test_before_1_29_a_candidate_using_two_providers_of_a_tree_is_dropped_before_limit_and_bound(
+        limit, max_candidates):
+    """Upstream drops them (exclude_nested_providers) before limit_results: the flat node still answers."""
+    snap = snapshot(rp("tree", DISK_GB=500), rp("child", root="tree", parent="tree", MEMORY_MB=2048),
+                    rp("flat", DISK_GB=50, MEMORY_MB=4096))
+    wide = RequestWide(nested_aware=False, limit=limit, max_candidates=max_candidates)
+    result = allocation_candidates(snap, [group(MEMORY_MB=512, DISK_GB=1)], wide)
+    assert [amounts(c) for c in result.candidates] == [{"flat": {"MEMORY_MB": 512, "DISK_GB": 1}}]
+
+
+@pytest.mark.parametrize(("max_examined", "answered"), [(1, []), (2, ["flat"])])
+def test_before_1_29_max_examined_counts_the_candidates_dropped_for_using_two_providers_of_a_tree(
+        max_examined, answered):
+    snap = snapshot(rp("tree", DISK_GB=500), rp("child", root="tree", parent="tree", MEMORY_MB=2048),
+                    rp("flat", DISK_GB=50, MEMORY_MB=4096))
+    wide = RequestWide(nested_aware=False, max_examined=max_examined)
+    result = allocation_candidates(snap, [group(MEMORY_MB=512, DISK_GB=1)], wide)
+    assert [c.anchor for c in result.candidates] == answered
+
+
+def test_before_1_29_limit_keeps_the_summaries_of_every_provider_any_candidate_drew_from_in_the_kept_trees():
+    """Upstream's limit_results keeps each summary whose root a kept candidate's tree has: below 1.29 that is
+    every provider a candidate drew from (before the cut) in those trees, not only the kept candidate's."""
+    snap = snapshot(rp("root"), rp("c1", root="root", parent="root", VCPU=4),
+                    rp("c2", root="root", parent="root", VCPU=4), rp("other", VCPU=4))
+    result = allocation_candidates(snap, [group(VCPU=1)], RequestWide(nested_aware=False, limit=1))
+    assert [amounts(c) for c in result.candidates] == [{"c1": {"VCPU": 1}}]
+    assert [s.uuid for s in result.summaries] == ["c1", "c2"]

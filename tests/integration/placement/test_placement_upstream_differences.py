@@ -277,3 +277,36 @@ def test_providers_are_listed_in_creation_order(placement):
 def test_claims_still_work_after_float_writes(placement):
     rp = provider(placement, VCPU={"total": 4.0})
     assert claim(placement, new_uuid(), {rp: {"VCPU": 4}}).status == 204
+
+
+def test_before_1_29_limit_counts_only_candidates_of_one_provider_per_tree(placement):
+    """Found by the differential fuzzer: upstream drops a candidate drawing from two providers of one tree
+    (below 1.29) before it applies `limit`, so the flat node still answers `limit=1`."""
+    tree, child, flat = new_uuid(), new_uuid(), new_uuid()
+    for name, uuid, parent in (("tree", tree, None), ("child", child, tree), ("flat", flat, None)):
+        body = {"name": name, "uuid": uuid, **({"parent_provider_uuid": parent} if parent else {})}
+        assert placement.post(RP_PATH, body, version="1.20").status == 200
+    for uuid, inventories in ((tree, {"DISK_GB": {"total": 500}}), (child, {"MEMORY_MB": {"total": 2048}}),
+                              (flat, {"DISK_GB": {"total": 50}, "MEMORY_MB": {"total": 4096}})):
+        put = placement.put(f"{RP_PATH}/{uuid}/inventories",
+                            {"resource_provider_generation": 0, "inventories": inventories}, version="1.20")
+        assert put.status == 200, put.body
+    answer = placement.get("/placement/allocation_candidates?resources=MEMORY_MB:512,DISK_GB:1&limit=1",
+                           version="1.17")
+    assert answer.status == 200, answer.body
+    assert [sorted(r["allocations"]) for r in answer.body["allocation_requests"]] == [[flat]]
+
+
+def test_before_1_29_limit_keeps_the_summaries_of_the_trees_kept(placement):
+    """Found by the differential fuzzer: below 1.29 the summaries after `limit` are those (of the providers
+    any candidate drew from) in the kept candidates' trees, as upstream's limit_results keeps them."""
+    root, first, second = new_uuid(), new_uuid(), new_uuid()
+    assert placement.post(RP_PATH, {"name": "root", "uuid": root}, version="1.20").status == 200
+    for name, uuid in (("first", first), ("second", second)):
+        body = {"name": name, "uuid": uuid, "parent_provider_uuid": root}
+        assert placement.post(RP_PATH, body, version="1.20").status == 200
+        assert placement.put(f"{RP_PATH}/{uuid}/inventories", {"resource_provider_generation": 0, "inventories": {
+            "VCPU": {"total": 4}}}, version="1.20").status == 200
+    answer = placement.get("/placement/allocation_candidates?resources=VCPU:1&limit=1", version="1.24")
+    assert answer.status == 200 and len(answer.body["allocation_requests"]) == 1, answer.body
+    assert sorted(answer.body["provider_summaries"]) == sorted([first, second])
