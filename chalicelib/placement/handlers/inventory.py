@@ -61,8 +61,9 @@ def replace_all(service: PlacementService, request: Request) -> Reply:
     inventories = {rc: inventory_from(raw) for rc, raw in data["inventories"].items()}
     provider = service.replace_inventories(
         request.params["uuid"], data["resource_provider_generation"], inventories, web.features(request))
-    return web.reply(request, 200, _all_as_sent(provider, data["inventories"]),
-                     last_modified=provider.updated_at or None)
+    # As GET: Placement takes last-modified from the inventories, so an emptied provider sends none.
+    last_modified = (provider.updated_at or None) if provider.inventories else web.NOT_MODIFIED
+    return web.reply(request, 200, _all_as_sent(provider, data["inventories"]), last_modified=last_modified)
 
 
 def delete_all(service: PlacementService, request: Request) -> Reply:

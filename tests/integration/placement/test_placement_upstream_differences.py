@@ -310,3 +310,15 @@ def test_before_1_29_limit_keeps_the_summaries_of_the_trees_kept(placement):
     answer = placement.get("/placement/allocation_candidates?resources=VCPU:1&limit=1", version="1.24")
     assert answer.status == 200 and len(answer.body["allocation_requests"]) == 1, answer.body
     assert sorted(answer.body["provider_summaries"]) == sorted([first, second])
+
+
+def test_inventories_replaced_by_none_answer_without_last_modified(placement):
+    """Found by the differential fuzzer: as GET, PUT takes last-modified from the inventories it answers."""
+    rp = provider(placement)
+    put = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 4}}}, version="1.28")
+    assert put.status == 200 and put.header("last-modified") is not None
+    emptied = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 1, "inventories": {}},
+                            version="1.28")
+    assert emptied.status == 200 and emptied.header("last-modified") is None
+    assert emptied.header("cache-control") == "no-cache"
