@@ -37,6 +37,7 @@ from chalicelib.placement.candidates import (
     Snapshot,
     Summary,
     allocation_candidates,
+    one_provider_per_tree,
 )
 from chalicelib.placement.classes import is_standard
 from chalicelib.placement.models import Provider
@@ -182,7 +183,7 @@ class CandidateSearch:
             snapshot = snapshot_of(self._trees(roots))
             # Before 1.29 the summaries after `limit` name every provider any candidate of a kept tree drew
             # from (upstream limits after generating): with trees there, `limit` does not bound the chunk.
-            bound = wide.max_candidates if not wide.nested_aware and snapshot.has_trees else want
+            bound = wide.max_candidates if one_provider_per_tree(wide, snapshot.has_trees) else want
             chunk = replace(wide, limit=None, max_candidates=bound - len(kept))
             result = allocation_candidates(snapshot, groups, chunk)
             for candidate in result.candidates:

@@ -517,17 +517,14 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
         if set(by_suffix) == set(suffixes) and _overall_capacity_fits(search, by_suffix)
     ]
     walk = itertools.chain(*generators) if wide.strategy == "depth-first" else _round_robin(generators)
-    flat_only = not wide.nested_aware and search.has_trees
+    one_per_tree_only = one_provider_per_tree(wide, search.has_trees)
     kept: dict[object, Candidate] = {}
     for examined, combination in enumerate(walk, start=1):
-        if not _same_subtree_ok(snapshot, wide, combination, suffixes):
-            if examined >= wide.max_examined:
-                break
-            continue
-        candidate = _consolidated(combination, suffixes)
-        # Before 1.29 a candidate draws from one provider per tree: upstream drops the others before it
-        # applies `limit`, so they count towards no bound here either.
-        if flat_only and len({snapshot.providers[u].root for u in candidate.resources}) != len(candidate.resources):
+        candidate = _consolidated(combination, suffixes) if _same_subtree_ok(
+            snapshot, wide, combination, suffixes) else None
+        # Before 1.29 upstream drops a candidate drawing from two providers of a tree before it applies
+        # `limit`: such a candidate counts towards no bound here either.
+        if candidate is None or (one_per_tree_only and not _one_per_tree(snapshot, candidate)):
             if examined >= wide.max_examined:
                 break
             continue
@@ -545,6 +542,16 @@ def _merge(search: _Search, per_group: Mapping[str, list[_Answer]]) -> Result:
         roots = {snapshot.providers[u].root for c in candidates for u in c.resources}
         summaries = [s for s in summaries if s.root in roots]
     return Result(candidates, summaries, steps)
+
+
+def one_provider_per_tree(wide: RequestWide, has_trees: bool) -> bool:
+    """Before 1.29 (nested_aware False), where trees exist, a candidate draws from one provider of a tree at
+    most, and summaries show only the providers drawn from."""
+    return not wide.nested_aware and has_trees
+
+
+def _one_per_tree(snapshot: Snapshot, candidate: Candidate) -> bool:
+    return len({snapshot.providers[u].root for u in candidate.resources}) == len(candidate.resources)
 
 
 def _same_subtree_ok(snapshot: Snapshot, wide: RequestWide, combination: Sequence[_Answer],
@@ -569,7 +576,7 @@ def _summaries(snapshot: Snapshot, candidates: Sequence[Candidate], wide: Reques
     for provider in snapshot.providers.values():
         if provider.root not in roots:
             continue
-        if not wide.nested_aware and search.has_trees and provider.uuid not in used_providers:
+        if one_provider_per_tree(wide, search.has_trees) and provider.uuid not in used_providers:
             continue
         resources = {rc: (inv.capacity, provider.used(rc)) for rc, inv in provider.inventories.items()}
         summaries.append(Summary(provider.uuid, provider.root, provider.parent, provider.traits, resources))

@@ -221,7 +221,7 @@ class PlacementFamily(Family):
 
     def render(self, request: Request, error: Exception) -> Reply:
         problem = as_http_error(error)
-        web.keep_no_vary(request, not problem.vary)
+        web.keep_vary(request, problem.vary)
         headers = dict(problem.headers)
         if request.method == "HEAD":  # webob's answer to HEAD: the status and headers, no body
             headers["content-type"] = "text/html; charset=UTF-8"

@@ -21,7 +21,7 @@ JSON = "application/json"
 
 # Where the family keeps the request's negotiated microversion (PlacementFamily.begin sets it once).
 VERSION_KEY = "placement.microversion"
-NO_VARY_KEY = "placement.no_vary"
+VARY_KEY = "placement.vary"
 
 
 class HttpError(Exception):
@@ -49,10 +49,6 @@ def bad_request(detail: str, code: str = errors.UNDEFINED) -> HttpError:
     return HttpError(400, detail, code)
 
 
-def not_found(detail: str = "") -> HttpError:
-    return HttpError(404, detail)
-
-
 @contextmanager
 def answering_not_found(*, except_for: type[errors.NotFound] | None = None) -> Iterator[None]:
     """A not-found the handler answers itself, as upstream's handler catches it and raises its own 404
@@ -77,15 +73,15 @@ def keep_version(request: Request, version: Version) -> None:
     context[VERSION_KEY] = version
 
 
-def keep_no_vary(request: Request, no_vary: bool) -> None:
-    """Whether the request's answer goes without `vary` (an error that escaped upstream's handlers: HttpError)."""
+def keep_vary(request: Request, vary: bool) -> None:
+    """Whether the request's error answer carries `vary` (not when the error escaped upstream's handlers: HttpError)."""
     context = request.context
     assert isinstance(context, dict)
-    context[NO_VARY_KEY] = no_vary
+    context[VARY_KEY] = vary
 
 
 def sends_vary(request: Request) -> bool:
-    return not request.context.get(NO_VARY_KEY)
+    return bool(request.context.get(VARY_KEY, True))
 
 
 def negotiated(request: Request) -> Version | None:

@@ -827,13 +827,20 @@ class Generator:
             return refresh
         return u, self.model.providers.get(u)
 
+    def _answered(self, step: Step, answer: Answer, status: int) -> Provider | None:
+        """The model's provider the step's path names, when the answer has `status` (a 200: with a JSON object)."""
+        p = self.model.providers.get(step.path.split("/")[2])
+        if p is None or answer.status != status or (status == 200 and not isinstance(answer.body, dict)):
+            return None
+        return p
+
     def op_get_inventories(self) -> Step | None:
         u = self.provider()
         return Step("get_inventories", "GET", f"/resource_providers/{u}/inventories", self.version(0, below=0))
 
     def obs_get_inventories(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 200 and isinstance(answer.body, dict):
+        p = self._answered(step, answer, 200)
+        if p is not None:
             p.generation = answer.body.get("resource_provider_generation", p.generation)
             p.inventories = copy.deepcopy(answer.body.get("inventories", p.inventories))
 
@@ -928,8 +935,8 @@ class Generator:
         return Step("delete_inventories", "DELETE", f"/resource_providers/{u}/inventories", self.version(5))
 
     def obs_delete_inventories(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 204:
+        p = self._answered(step, answer, 204)
+        if p is not None:
             p.inventories = {}
             p.generation = None
 
@@ -1047,8 +1054,8 @@ class Generator:
         return Step("get_rp_traits", "GET", f"/resource_providers/{self.provider()}/traits", self.version(6))
 
     def obs_get_rp_traits(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 200 and isinstance(answer.body, dict):
+        p = self._answered(step, answer, 200)
+        if p is not None:
             p.generation = answer.body.get("resource_provider_generation", p.generation)
             p.traits = set(answer.body.get("traits", []))
 
@@ -1077,8 +1084,8 @@ class Generator:
         return Step("delete_rp_traits", "DELETE", f"/resource_providers/{self.provider()}/traits", self.version(6))
 
     def obs_delete_rp_traits(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 204:
+        p = self._answered(step, answer, 204)
+        if p is not None:
             p.traits = set()
             p.generation = None if p.generation is None else p.generation + 1
 
@@ -1087,8 +1094,8 @@ class Generator:
         return Step("get_aggregates", "GET", f"/resource_providers/{self.provider()}/aggregates", self.version(1))
 
     def obs_get_aggregates(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 200 and isinstance(answer.body, dict):
+        p = self._answered(step, answer, 200)
+        if p is not None:
             p.generation = answer.body.get("resource_provider_generation", p.generation)
             p.aggregates = set(answer.body.get("aggregates", []))
 
@@ -1277,8 +1284,8 @@ class Generator:
                     self.version(0, below=0))
 
     def obs_get_rp_allocations(self, step: Step, answer: Answer) -> None:
-        p = self.model.providers.get(step.path.split("/")[2])
-        if p is not None and answer.status == 200 and isinstance(answer.body, dict):
+        p = self._answered(step, answer, 200)
+        if p is not None:
             p.generation = answer.body.get("resource_provider_generation", p.generation)
 
     obs_get_rp_usages = obs_get_rp_allocations

@@ -141,12 +141,15 @@ def test_granular_groups_with_isolate_take_distinct_providers():
     assert all(c.resources[c.mappings["1"][0]] == {"SRIOV_NET_VF": 2} for c in same)  # amounts consolidated
 
 
-def test_same_subtree_keeps_groups_under_one_of_their_providers():
-    groups = [group("_CPU", VCPU=1), group("_NIC", SRIOV_NET_VF=1)]
-    wide = RequestWide(group_policy="none", same_subtrees=(frozenset({"_CPU", "_NIC"}),))
+@pytest.mark.parametrize(("first", "second", "found"), [
+    ({"VCPU": 1}, {"SRIOV_NET_VF": 1}, {(("numa0",), ("pf0",)), (("numa1",), ("pf1",))}),
+    ({"DISK_GB": 1}, {"SRIOV_NET_VF": 1}, {(("cn",), ("pf0",)), (("cn",), ("pf1",))}),  # a root, its grandchildren
+], ids=["siblings' children", "root and grandchildren"])
+def test_same_subtree_keeps_groups_under_one_of_their_providers(first, second, found):
+    groups = [group("_A", **first), group("_B", **second)]
+    wide = RequestWide(group_policy="none", same_subtrees=(frozenset({"_A", "_B"}),))
     result = allocation_candidates(numa_host(), groups, wide)
-    assert {(c.mappings["_CPU"], c.mappings["_NIC"]) for c in result.candidates} == {
-        (("numa0",), ("pf0",)), (("numa1",), ("pf1",))}
+    assert {(c.mappings["_A"], c.mappings["_B"]) for c in result.candidates} == found
 
 
 def test_root_required_filters_the_anchors():

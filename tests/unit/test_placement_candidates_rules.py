@@ -259,14 +259,6 @@ def test_isolate_leaves_the_unsuffixed_group_free_to_share_a_provider_with_a_gra
         (("numa0",), ("numa0",)), (("numa0",), ("numa1",)), (("numa1",), ("numa0",)), (("numa1",), ("numa1",))}
 
 
-def test_same_subtree_holds_for_a_root_and_its_grandchildren():
-    groups = [group("_A", DISK_GB=1), group("_B", SRIOV_NET_VF=1)]
-    wide = RequestWide(group_policy="none", same_subtrees=(frozenset({"_A", "_B"}),))
-    result = allocation_candidates(numa_host(), groups, wide)
-    assert {(c.mappings["_A"], c.mappings["_B"]) for c in result.candidates} == {
-        (("cn",), ("pf0",)), (("cn",), ("pf1",))}
-
-
 def test_same_subtree_over_one_provider_holds_without_reading_its_ancestors():
     """Upstream's _check_same_subtree answers True for a single provider before it looks up any parent: so does
     this one, even for a tree read while it moved (its parent not in the snapshot)."""
