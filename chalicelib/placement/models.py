@@ -80,7 +80,8 @@ class Provider:
 
 @dataclass(frozen=True)
 class Consumer:
-    """One consumer item: its allocations by provider and class, owner and generation."""
+    """One consumer item: its allocations by provider and class, owner and generation. A consumer without
+    allocations exists only as an empty first write leaves it (generation 0, `rules.written_generation`)."""
 
     uuid: str
     project_id: str

@@ -72,6 +72,16 @@ def check_consumer_generation(existing: Consumer | None, write: ConsumerWrite) -
             f"consumer generation conflict - expected {existing.generation} but got {got}")
 
 
+def written_generation(old: Consumer | None, write: ConsumerWrite) -> int:
+    """The consumer's generation after a write, as upstream: a write that places allocations moves it
+    (a new consumer is created at 0 and moved to 1); an empty write to a consumer without allocations
+    moves nothing, so a new consumer stays at 0 with no allocations (upstream's `ensure_consumer`
+    creates the record, `replace_all` has nothing to write). An emptied consumer goes."""
+    if write.allocations or (old is not None and old.allocations):
+        return (old.generation + 1) if old else 1
+    return old.generation if old else 0
+
+
 # --- allocations -------------------------------------------------------------------------------
 
 
@@ -111,7 +121,8 @@ def usage_buckets(project: str, user: str, consumer_type: str | None) -> list[Us
 
 
 def count_consumer(target: UsageDeltas, consumer: Consumer, sign: int) -> None:
-    """Counts `consumer` (a consumer has allocations, or no record) in its buckets, +1 or -1."""
+    """Counts `consumer` in its buckets, +1 or -1; one without allocations counts in none (upstream counts
+    consumers through their allocations)."""
     buckets = usage_buckets(consumer.project_id, consumer.user_id, consumer.consumer_type)
     if consumer.allocations:
         for key in buckets:
@@ -203,11 +214,12 @@ def decide_allocations(
             old.consumer_type if old else None)
         new = Consumer(
             uuid=write.uuid, project_id=write.project_id, user_id=write.user_id,
-            generation=(old.generation + 1) if old else 1, version=(old.version + 1) if old else 1,
+            generation=written_generation(old, write), version=(old.version + 1) if old else 1,
             allocations={rp: dict(res) for rp, res in write.allocations.items()}, consumer_type=consumer_type,
         )
         count_consumer(decision.usage_deltas, new, +1)
-        decision.consumers[write.uuid] = new if write.allocations else None
+        emptied = not write.allocations and old is not None and bool(old.allocations)
+        decision.consumers[write.uuid] = None if emptied else new
     decision.usage_deltas = nonzero(decision.usage_deltas)
     return decision
 

@@ -385,8 +385,8 @@ class PlacementService:
     def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, int]]:
         """GET /allocations/{c}: the consumer and the generation of each provider it holds (of those that exist)."""
         consumer = self.store.consumer(uuid)
-        if consumer is None:
-            return None, {}
+        if consumer is None or not consumer.allocations:
+            return consumer, {}
         return consumer, self.store.provider_generations(sorted(consumer.allocations))
 
     def write_allocations(self, writes: list[ConsumerWrite], *, single: bool) -> None:
@@ -414,7 +414,7 @@ class PlacementService:
     def delete_allocations(self, consumer_uuid: str) -> None:
         def attempt() -> None:
             consumer = self.store.consumer_for_write(consumer_uuid)
-            if consumer is None:
+            if consumer is None or not consumer.allocations:  # a consumer without allocations stays, as upstream
                 raise errors.NotFound(f"No allocations for consumer '{consumer_uuid}'")
             self.store.delete_allocations(consumer, rules.release_all(consumer))
 

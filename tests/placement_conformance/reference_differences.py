@@ -27,7 +27,7 @@ from devkit.stores import start_store
 NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
 RP = "c0ffee00-0000-4000-8000-000000000001"
 RP2 = "0ff1ce00-0000-4000-8000-000000000002"
-C1, C2, C3 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 4))
+C1, C2, C3, C4 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 5))
 V = "placement 1.28"
 ALLOC = {"project_id": "p", "user_id": "u", "consumer_generation": None}
 
@@ -75,6 +75,15 @@ STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
     ("GET", "/allocations", None, {}),  # 32: 405 text
     ("POST", "/resource_providers", b"name=x", {"content-type": "text/plain"}),  # 32: 415 text
     ("GET", f"/resource_providers/{C1}", None, {}),  # 32: no vary on a 404
+    # An empty first write leaves the consumer at generation 0 (docs/placement.md, allocations' rules).
+    ("PUT", f"/allocations/{C4}", {"allocations": {}, **ALLOC}, {}),
+    ("GET", f"/allocations/{C4}", None, {}),
+    ("DELETE", f"/allocations/{C4}", None, {}),
+    ("PUT", f"/allocations/{C4}", {"allocations": {}, **ALLOC}, {}),  # 409: expected 0
+    ("POST", "/allocations", {C4: {"allocations": {}, **ALLOC, "consumer_generation": 0}}, {}),
+    ("PUT", f"/allocations/{C4}", {"allocations": {RP: {"resources": {"VCPU": 1}}}, **ALLOC,
+                                   "consumer_generation": 0}, {}),
+    ("GET", f"/allocations/{C4}", None, {}),  # consumer_generation 1
 ]
 # Differences we keep on purpose (docs/placement.md says why).
 KNOWN: set[tuple[str, str]] = {("HEAD", f"/resource_providers/{RP}")}  # Allow: we list methods sorted

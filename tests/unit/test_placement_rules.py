@@ -224,6 +224,23 @@ def test_emptying_a_consumer_deletes_it_and_counts_its_providers_as_written():
     assert totals(decision.usage_deltas) == {("p", None): {"VCPU": -2}, ("p", "u"): {"VCPU": -2}}
 
 
+def test_an_empty_write_for_a_new_consumer_leaves_it_at_generation_0_with_nothing_counted():
+    decision = decide([write(allocations={}, project="q", user="v")], providers={})
+    left = decision.consumers[C1]
+    assert left is not None
+    assert (left.generation, left.allocations, left.project_id, left.user_id) == (0, {}, "q", "v")
+    assert decision.providers == {} and decision.usage_deltas == {}
+
+
+@pytest.mark.parametrize(("allocations", "generation"), [({}, 0), ({RP: {"VCPU": 1}}, 1)])
+def test_a_consumer_left_without_allocations_moves_only_when_a_write_places_some(allocations, generation):
+    left = Consumer(uuid=C1, project_id="p", user_id="u", generation=0, version=1)
+    after = decide([write(allocations=allocations, generation=0, check=True, user="w")],
+                   consumers={C1: left}).consumers[C1]
+    assert after is not None
+    assert (after.generation, after.version, after.user_id) == (generation, 2, "w")
+
+
 def test_changing_owner_moves_usage_between_projects():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 1}})
     decision = decide([write(project="q", user="v")], consumers={C1: old},

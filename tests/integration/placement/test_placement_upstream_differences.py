@@ -322,3 +322,33 @@ def test_inventories_replaced_by_none_answer_without_last_modified(placement):
                             version="1.28")
     assert emptied.status == 200 and emptied.header("last-modified") is None
     assert emptied.header("cache-control") == "no-cache"
+
+
+def _write_nothing(placement, how, consumer, rp, project):
+    """An empty write for `consumer`, by PUT, POST /allocations or a reshape that keeps `rp`'s inventory."""
+    entry = {"allocations": {}, "project_id": project, "user_id": USER, "consumer_generation": None}
+    if how == "put":
+        return placement.put(f"/placement/allocations/{consumer}", entry, version="1.28")
+    if how == "post":
+        return placement.post("/placement/allocations", {consumer: entry}, version="1.28")
+    keep = {"resource_provider_generation": 1, "inventories": {"VCPU": {"total": 8}}}
+    return placement.post("/placement/reshaper", {"inventories": {rp: keep}, "allocations": {consumer: entry}},
+                          version="1.30")
+
+
+@pytest.mark.parametrize("how", ["put", "post", "reshaper"])
+def test_an_empty_first_write_leaves_the_consumer_at_generation_0(placement, how):
+    """Found by the differential fuzzer: as upstream's ensure_consumer, the consumer is created, and with
+    nothing to write it stays at 0: its next write must say 0, it shows no allocations, DELETE is 404."""
+    rp, consumer, project = provider(placement, VCPU={"total": 8}), new_uuid(), new_uuid()
+    usages = f"/placement/usages?project_id={project}&consumer_type=all"
+    assert _write_nothing(placement, how, consumer, rp, project).status == 204
+    assert placement.get(f"/placement/allocations/{consumer}", version="1.28").body == {"allocations": {}}
+    assert placement.delete(f"/placement/allocations/{consumer}", version="1.28").status == 404
+    assert placement.get(usages, version="1.38").body == {"usages": {}}
+    stale = claim(placement, consumer, {rp: {"VCPU": 1}}, project=project)
+    assert stale.status == 409 and "expected 0 but got None" in stale.body["errors"][0]["detail"]
+    assert claim(placement, consumer, {rp: {"VCPU": 1}}, generation=0, project=project).status == 204
+    shown = placement.get(f"/placement/allocations/{consumer}", version="1.28").body
+    assert shown["consumer_generation"] == 1 and shown["allocations"][rp]["resources"] == {"VCPU": 1}
+    assert placement.get(usages, version="1.38").body["usages"]["all"] == {"VCPU": 1, "consumer_count": 1}
