@@ -3,7 +3,9 @@ only, and no more of it than the answer needs (docs/placement.md, "Allocation ca
 
 1. The names are checked as Placement checks them, in its order: the `root_required` traits, then per
    group its classes and its traits (unknown: 400). A `member_of` set no provider is in ends the request
-   with no candidates before its traits are checked, as upstream's does.
+   with no candidates before its traits are checked, as upstream's does; so does, for an unknown name,
+   a `root_required` no root matches or an earlier group that alone has no candidates (upstream searches
+   group by group, each after its names).
 2. Which providers can take part:
    - without sharing providers (the PLSHARE index is empty: one Query) every candidate lies in one tree,
      so trees are independent. With `in_tree`, only that tree is read. Otherwise the resource-class index
@@ -101,13 +103,35 @@ class CandidateSearch:
         """False when the request has no candidates before any provider is read."""
         wide = query.wide
         self._check_traits([*sorted(wide.root_required), *sorted(wide.root_forbidden)])
-        for group in query.groups:
-            self._check_classes(group)
-            if group.member_of and self._aggregates_empty(group):
-                return False
-            self._check_traits([t for any_of in group.required_traits for t in sorted(any_of)]
-                               + sorted(group.forbidden_traits))
+        for index, group in enumerate(query.groups):
+            try:
+                self._check_classes(group)
+                if group.member_of and self._aggregates_empty(group):
+                    return False
+                self._check_traits([t for any_of in group.required_traits for t in sorted(any_of)]
+                                   + sorted(group.forbidden_traits))
+            except errors.Invalid:
+                if self._placement_stops_before(query, index):
+                    return False
+                raise
         return True
+
+    def _placement_stops_before(self, query: CandidateQuery, index: int) -> bool:
+        """Whether Placement answers nothing before it checks the names of group `index`: it searches group
+        by group, each right after its names are checked, and stops with no candidates as soon as
+        `root_required` matches no root or a group alone has none. Only on this error path, so every
+        provider is read (one gsi1 Query and their items), as GET /resource_providers' `required` does."""
+        wide = query.wide
+        anchored = bool(wide.root_required or wide.root_forbidden)
+        if index == 0 and not anchored:
+            return False
+        everyone = list(self._providers(self._store.provider_uuids()).values())
+        if anchored and not any(not p.parent_uuid and wide.root_required <= p.traits
+                                and not wide.root_forbidden & p.traits for p in everyone):
+            return True
+        alone = replace(wide, limit=None, group_policy=None, same_subtrees=(), nested_aware=True, max_candidates=1)
+        snapshot = snapshot_of(everyone)
+        return any(not allocation_candidates(snapshot, [group], alone).candidates for group in query.groups[:index])
 
     # --- providers -----------------------------------------------------------------------------
 

@@ -169,6 +169,7 @@ def provider_put(table: str, provider: Provider, condition: str, values: dict[st
         "parent": provider.parent_uuid, "root": provider.root, "children": provider.children,
         "kids": set(provider.child_uuids) or None,  # a string set: children_change adds and deletes one
         "traits": sorted(provider.traits), "aggs": sorted(provider.aggregates),
+        "fresh": True if provider.fresh_child else None,
         "linkedVersion": ({"pk": provider.linked_version[0], "sk": provider.linked_version[1]}
                           if provider.linked_version else None),
     })
@@ -287,7 +288,8 @@ def create_provider(table: str, provider: Provider) -> list[Op]:
 def rename_provider(table: str, read: Provider, name: str) -> tuple[Provider, list[Op]]:
     """The provider under a new name, unchanged since read; its link stays (Placement cannot untie it)."""
     condition, values = unchanged(read.version)
-    renamed = Provider(**{**read.__dict__, "name": name, "version": read.version + 1})
+    renamed = Provider(**{**read.__dict__, "name": name, "version": read.version + 1,
+                          "fresh_child": read.fresh_child and name == read.name})  # the same name: no update
     ops = [provider_put(table, renamed, condition, values)]
     if name != read.name:
         ops += [name_release(table, read.name), name_claim(table, name, read.uuid)]
@@ -367,7 +369,8 @@ def _descendant_op(table: str, descendant: Provider, root: str) -> Op:
     moved = Provider(**{**descendant.__dict__, "root_uuid": root})
     return Op(f"{DESCENDANT}{descendant.uuid}", {"Update": {
         "TableName": table, "Key": provider_key(descendant.uuid),
-        "UpdateExpression": "SET #root = :root, gsi1sk = :sk, version = version + :one, updatedAt = :now",
+        "UpdateExpression": ("SET #root = :root, gsi1sk = :sk, version = version + :one, updatedAt = :now "
+                             "REMOVE fresh"),
         "ConditionExpression": condition, "ExpressionAttributeNames": {"#root": "root"},
         "ExpressionAttributeValues": {**values, ":root": {"S": root}, ":sk": {"S": tree_sort_key(moved)},
                                       ":one": {"N": "1"}, ":now": {"N": str(now())}},
@@ -383,7 +386,7 @@ def update_provider(table: str, read: Provider, name: str, parent_uuid: str | No
     if parent_uuid == read.parent_uuid:
         return renamed, ops
     moved = Provider(**{**renamed.__dict__, "parent_uuid": parent_uuid,
-                        "root_uuid": "" if root == read.uuid else root})
+                        "root_uuid": "" if root == read.uuid else root, "fresh_child": False})
     condition, values = unchanged(read.version)
     ops[0] = provider_put(table, moved, condition, values)
     if read.parent_uuid is not None:

@@ -64,6 +64,14 @@ class Provider:
     traits: frozenset[str] = frozenset()  # 1.6
     aggregates: frozenset[str] = frozenset()  # 1.1
     fence: str | None = None  # the reshape holding the provider (writers meet it; its item is the old state)
+    # Created as a child and neither renamed nor moved since: with its generation still 0, Placement's row
+    # has never been updated (a root's is, at once, to set its root), so its `updated_at` is NULL.
+    fresh_child: bool = False
+
+    @property
+    def never_updated(self) -> bool:
+        """Placement's `updated_at` is NULL: PUT /resource_providers/{u} answers without last-modified."""
+        return self.fresh_child and self.generation == 0
 
     @property
     def root(self) -> str:

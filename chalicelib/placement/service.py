@@ -98,7 +98,7 @@ class PlacementService:
                     raise refused(problem)
                 assert parent is not None
                 self._unfenced(parent)  # its counter moves: not while a reshape fences it
-                created = Provider(**{**provider.__dict__, "root_uuid": parent.root})
+                created = Provider(**{**provider.__dict__, "root_uuid": parent.root, "fresh_child": True})
             try:
                 self.store.create_provider(created)
             except ConditionFailed as failed:
@@ -213,7 +213,9 @@ class PlacementService:
                     raise errors.DuplicateName(f"Conflicting resource provider {name} already exists.") from None
                 self._fenced_parents(failed, {items.OLD_PARENT: read.parent_uuid, items.PARENT: parent_uuid})
                 raise
-            return Provider(**{**written.__dict__, "version": read.version})
+            # As upstream's object after save(): the new name, parent and root, the updated_at as read.
+            return Provider(**{**written.__dict__, "version": read.version, "updated_at": read.updated_at,
+                               "fresh_child": read.fresh_child})
 
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate("Resource provider changed; retry."))
 

@@ -82,6 +82,7 @@ def _shape(item: dict[str, Any]) -> dict[str, Any]:
         "created_at": int(item.get("createdUs", 0)),
         "parent_uuid": item.get("parent") or None,
         "root_uuid": "" if item.get("root") in (None, item["uuid"]) else str(item["root"]),
+        "fresh_child": bool(item.get("fresh")),
         "children": int(item.get("children", 0)),
         "child_uuids": frozenset(item.get("kids") or ()),
         "traits": frozenset(item.get("traits") or ()),

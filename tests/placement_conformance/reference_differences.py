@@ -28,6 +28,7 @@ NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
 RP = "c0ffee00-0000-4000-8000-000000000001"
 RP2 = "0ff1ce00-0000-4000-8000-000000000002"
 C1, C2, C3, C4 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 5))
+KID1, KID2, KID3 = (f"c0ffee00-0000-4000-8000-0000000000a{i}" for i in range(1, 4))
 V = "placement 1.28"
 ALLOC = {"project_id": "p", "user_id": "u", "consumer_generation": None}
 
@@ -84,6 +85,33 @@ STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
     ("PUT", f"/allocations/{C4}", {"allocations": {RP: {"resources": {"VCPU": 1}}}, **ALLOC,
                                    "consumer_generation": 0}, {}),
     ("GET", f"/allocations/{C4}", None, {}),  # consumer_generation 1
+    # Candidates: a name unknown to a later group goes unnoticed once Placement has found nothing.
+    ("PUT", "/traits/CUSTOM_HELD_BY_NONE", None, {}),
+    *(("GET", f"/allocation_candidates?{query}", None, {"openstack-api-version": "placement 1.39"}) for query in (
+        "resources=VCPU:1&root_required=CUSTOM_HELD_BY_NONE&resources1=CUSTOM_NOPE:1&group_policy=none",  # 200
+        "resources=VCPU:1&root_required=!CUSTOM_HELD_BY_NONE&resources1=CUSTOM_NOPE:1&group_policy=none",  # 400
+        "resources1=VCPU:1000&resources2=CUSTOM_NOPE:1&group_policy=none",  # 200: group 1 alone finds nothing
+        "resources2=CUSTOM_NOPE:1&resources1=VCPU:1000&group_policy=none",  # 400: group 2 comes first
+        f"resources1=VCPU:1&in_tree1={C1}&resources2=VCPU:1&required2=CUSTOM_NOPE&group_policy=none",  # 200
+        "resources1=VCPU:1&resources2=VCPU:1&required2=CUSTOM_NOPE&group_policy=none",  # 400
+        "resources=VCPU:1&required=CUSTOM_NOPE&root_required=CUSTOM_HELD_BY_NONE",  # 200: the root first
+        "resources=CUSTOM_NOPE:1&resources1=VCPU:1&group_policy=isolate",  # 400: the first group's own class
+    )),
+    # PUT /resource_providers/{u} answers the updated_at it read: none while a child's row was never updated.
+    *(("POST", "/resource_providers", {"name": f"kid{i}", "uuid": kid, "parent_provider_uuid": RP},
+       {"openstack-api-version": "placement 1.20"}) for i, kid in enumerate((KID1, KID2))),
+    ("PUT", f"/resource_providers/{KID1}", {"name": "kid0", "parent_provider_uuid": RP}, {}),  # the same: none
+    ("PUT", f"/resource_providers/{KID1}", {"name": "kid0-renamed", "parent_provider_uuid": RP}, {}),  # none
+    ("PUT", f"/resource_providers/{KID1}", {"name": "kid0-again", "parent_provider_uuid": RP}, {}),  # sent
+    ("PUT", f"/resource_providers/{KID2}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "DISK_GB": {"total": 1}}}, {}),  # generation 1
+    ("PUT", f"/resource_providers/{KID2}", {"name": "kid1", "parent_provider_uuid": RP}, {}),  # sent
+    ("PUT", f"/resource_providers/{RP2}", {"name": "rp2"}, {}),  # a root's: sent
+    ("POST", "/resource_providers", {"name": "grandkid", "uuid": KID3, "parent_provider_uuid": KID2},
+     {"openstack-api-version": "placement 1.20"}),
+    ("PUT", f"/resource_providers/{KID2}", {"name": "kid1", "parent_provider_uuid": RP2},
+     {"openstack-api-version": "placement 1.37"}),  # moves the grandchild to RP2's tree
+    ("PUT", f"/resource_providers/{KID3}", {"name": "grandkid", "parent_provider_uuid": KID2}, {}),  # sent
 ]
 # Differences we keep on purpose (docs/placement.md says why).
 KNOWN: set[tuple[str, str]] = {("HEAD", f"/resource_providers/{RP}")}  # Allow: we list methods sorted

@@ -82,7 +82,8 @@ def update(service: PlacementService, request: Request) -> Reply:
     provider = service.update_provider(request.params["uuid"], data["name"],
                                        parent_given="parent_provider_uuid" in data,
                                        parent_uuid=schema.parent_of(data), features=web.features(request))
-    return web.reply(request, 200, represent(request, provider, version))
+    modified = web.NOT_MODIFIED if provider.never_updated else provider.updated_at  # as read, as upstream
+    return web.reply(request, 200, represent(request, provider, version), last_modified=modified)
 
 
 def delete(service: PlacementService, request: Request) -> Reply:

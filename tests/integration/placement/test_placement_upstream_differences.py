@@ -352,3 +352,58 @@ def test_an_empty_first_write_leaves_the_consumer_at_generation_0(placement, how
     shown = placement.get(f"/placement/allocations/{consumer}", version="1.28").body
     assert shown["consumer_generation"] == 1 and shown["allocations"][rp]["resources"] == {"VCPU": 1}
     assert placement.get(usages, version="1.38").body["usages"]["all"] == {"VCPU": 1, "consumer_count": 1}
+
+
+@pytest.mark.parametrize(("query", "status"), [
+    ("resources=VCPU:1&root_required=CUSTOM_HELD_BY_NONE&resources1=CUSTOM_NOPE:1&group_policy=none", 200),
+    ("resources=VCPU:1&root_required=!CUSTOM_HELD_BY_NONE&resources1=CUSTOM_NOPE:1&group_policy=none", 400),
+    ("resources=VCPU:1&required=CUSTOM_NOPE&root_required=CUSTOM_HELD_BY_NONE", 200),
+    ("resources1={unheld}:1&resources2=CUSTOM_NOPE:1&group_policy=none", 200),
+    ("resources2=CUSTOM_NOPE:1&resources1={unheld}:1&group_policy=none", 400),
+    ("resources1=VCPU:1&in_tree1={missing}&resources2=VCPU:1&required2=CUSTOM_NOPE&group_policy=none", 200),
+    ("resources1=VCPU:1&resources2=VCPU:1&required2=CUSTOM_NOPE&group_policy=none", 400),
+    ("resources=CUSTOM_NOPE:1&resources1=VCPU:1&group_policy=isolate", 400),
+])
+def test_a_name_unknown_to_a_later_group_goes_unnoticed_once_placement_found_nothing(placement, query, status):
+    """Found by the differential fuzzer: Placement searches group by group, each after its names, and answers
+    200 with nothing as soon as root_required or one group finds no provider."""
+    provider(placement, VCPU={"total": 8})
+    unheld = f"CUSTOM_HELD_BY_NONE_{new_uuid()[:8].upper()}"  # a class no inventory holds
+    assert placement.put(f"/placement/resource_classes/{unheld}", None, version="1.7").status == 201
+    assert placement.put("/placement/traits/CUSTOM_HELD_BY_NONE", None, version="1.6").status in (201, 204)
+    query = query.format(missing=new_uuid(), unheld=unheld)
+    answer = placement.get(f"/placement/allocation_candidates?{query}", version="1.39")
+    assert answer.status == status, answer.body
+    if status == 200:
+        assert answer.body == {"allocation_requests": [], "provider_summaries": {}}
+    else:
+        assert "No such" in answer.body["errors"][0]["detail"]
+
+
+def test_put_provider_answers_last_modified_only_once_placements_row_was_updated(placement):
+    """Found by the differential fuzzer: upstream answers the updated_at it read, NULL for a child created and
+    not renamed, moved or written since (a root's row is updated at creation, to set its root)."""
+    root, other, child, grandchild = provider(placement), provider(placement), new_uuid(), new_uuid()
+
+    def create(uuid, parent):
+        body = {"name": uuid, "uuid": uuid, "parent_provider_uuid": parent}
+        assert placement.post(RP_PATH, body, version="1.20").status == 200
+
+    def put(uuid, name, parent, version="1.28"):
+        answer = placement.put(f"{RP_PATH}/{uuid}", {"name": name, "parent_provider_uuid": parent}, version=version)
+        assert answer.status == 200, answer.body
+        return answer.header("last-modified") is not None
+
+    create(child, root)
+    assert not put(child, child, root)  # the same name: no update
+    assert not put(child, "renamed", root)  # upstream answers the updated_at read before the rename
+    assert put(child, "renamed-again", root)
+    assert put(root, "root", None)
+    create(grandchild, child)
+    placement.put(f"{RP_PATH}/{grandchild}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 1}}}, version="1.28")
+    assert put(grandchild, grandchild, child)  # its generation moved
+    moved = new_uuid()
+    create(moved, child)
+    put(child, "renamed-again", other, version="1.37")  # the subtree's root is rewritten
+    assert put(moved, moved, child)
