@@ -73,11 +73,11 @@ def check_consumer_generation(existing: Consumer | None, write: ConsumerWrite) -
 
 
 def written_generation(old: Consumer | None, write: ConsumerWrite) -> int:
-    """The consumer's generation after a write, as upstream: a write that places allocations moves it
-    (a new consumer is created at 0 and moved to 1); an empty write to a consumer without allocations
-    moves nothing, so a new consumer stays at 0 with no allocations (upstream's `ensure_consumer`
-    creates the record, `replace_all` has nothing to write). An emptied consumer goes."""
-    if write.allocations or (old is not None and old.allocations):
+    """The consumer's generation after a write that leaves it, as upstream: a write that places allocations
+    moves it (a new consumer is created at 0 and moved to 1); an empty one moves nothing, so a new consumer
+    stays at 0 with no allocations (upstream's `ensure_consumer` creates the record, `replace_all` has
+    nothing to write). A consumer emptied of its allocations does not stay (`decide_allocations`)."""
+    if write.allocations:
         return (old.generation + 1) if old else 1
     return old.generation if old else 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from chalicelib.fleet.keys import fleet_version_key
 from chalicelib.fleet.placement_writes import provider_items
 from chalicelib.placement import items
@@ -10,6 +12,7 @@ from chalicelib.placement.models import Inventory, Provider
 TABLE = "t"
 LINK = fleet_version_key("acme")
 RP = "11111111-1111-1111-1111-111111111111"
+PARENT, OTHER_ROOT, GRANDCHILD = (f"{d}" * 8 + "-0000-4000-8000-000000000000" for d in "234")
 
 
 def provider(linked: tuple[str, str] | None = LINK, **inventories: Inventory) -> Provider:
@@ -111,3 +114,29 @@ def test_fleets_pool_provider_operations_are_named_for_its_cancellations():
     ops, _ = provider_ops(TABLE, None, RP, "acme/gpu", {"VCPU": (8, 0)}, tenant="acme")
     assert names(ops) == [items.PROVIDER, items.NAME_CLAIM, "class_index:VCPU"]
     assert names(class_ref_ops(TABLE, {"CUSTOM_GPU": 2})) == ["class_ref:CUSTOM_GPU"]
+
+
+# --- Placement's NULL updated_at (PUT /resource_providers/{u} answers without last-modified) -------------
+
+@pytest.mark.parametrize(("fresh_child", "generation", "never_updated"), [
+    (True, 0, True), (True, 1, False), (False, 0, False), (False, 1, False)])
+def test_a_provider_was_never_updated_while_a_fresh_child_with_generation_0(fresh_child, generation, never_updated):
+    kid = Provider(uuid=RP, name="kid", generation=generation, fresh_child=fresh_child)
+    assert kid.never_updated is never_updated
+
+
+@pytest.mark.parametrize(("name", "fresh"), [("kid", True), ("other", False)])
+def test_only_a_rename_to_another_name_updates_a_fresh_child(name, fresh):
+    kid = Provider(uuid=RP, name="kid", parent_uuid=PARENT, root_uuid=PARENT, fresh_child=True)
+    renamed, ops = items.rename_provider(TABLE, kid, name)
+    assert renamed.fresh_child is fresh
+    assert ("fresh" in ops[0].request["Put"]["Item"]) is fresh
+
+
+def test_moving_a_fresh_child_or_its_subtree_updates_them():
+    kid = Provider(uuid=RP, name="kid", parent_uuid=PARENT, root_uuid=PARENT, fresh_child=True)
+    grandchild = Provider(uuid=GRANDCHILD, name="g", parent_uuid=RP, root_uuid=PARENT, fresh_child=True)
+    moved, ops = items.update_provider(TABLE, kid, "kid", OTHER_ROOT, OTHER_ROOT, (grandchild,))
+    assert not moved.fresh_child and "fresh" not in ops[0].request["Put"]["Item"]
+    rewrite = next(o for o in ops if o.name == f"{items.DESCENDANT}{GRANDCHILD}").request["Update"]
+    assert rewrite["UpdateExpression"].endswith("REMOVE fresh")
