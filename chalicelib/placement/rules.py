@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from chalicelib.placement import errors
@@ -177,12 +177,13 @@ def decide_allocations(
             for rc, amount in resources.items():
                 requested[rp][rc] += amount
     _check_every_provider_has_inventory(writes, providers)
+    so_far: dict[str, dict[str, int]] = defaultdict(dict)
     for write in writes:
         for rp, resources in write.allocations.items():
             provider = providers[rp]
             assert provider is not None
             kept = {rc: provider.used(rc) - held[rp].get(rc, 0) for rc in resources}
-            _check_one(provider, resources, kept, requested[rp])
+            _check_one(provider, resources, kept, so_far[rp])
 
     named: set[str] = set()
     for write in writes:
@@ -242,8 +243,12 @@ def _has_any(provider: Provider | None, classes: set[str]) -> bool:
 
 
 def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[str, int],
-               requested_all: Mapping[str, int]) -> None:
+               so_far: MutableMapping[str, int]) -> None:
+    """One consumer's amounts on one provider, in the body's order, each checked against what the write's
+    amounts up to it add (upstream's running sum: the write is refused as by the totals, naming the
+    class and provider upstream names first)."""
     for rc, amount in resources.items():
+        so_far[rc] = so_far.get(rc, 0) + amount
         inventory = provider.inventories.get(rc)
         if inventory is None:
             raise errors.AllocationInvalid(
@@ -254,7 +259,7 @@ def _check_one(provider: Provider, resources: Mapping[str, int], kept: Mapping[s
                 f"Unable to allocate inventory: Unable to create allocation for '{rc}' on resource provider "
                 f"'{provider.uuid}'. The requested amount would violate inventory constraints.")
         used = kept.get(rc, 0)
-        wanted = used + requested_all.get(rc, 0)
+        wanted = used + so_far[rc]
         if inventory.capacity < used + amount or inventory.capacity < wanted:
             if wanted <= provider.used(rc):
                 continue  # over capacity, but no worse than before this write

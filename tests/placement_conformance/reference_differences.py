@@ -27,7 +27,7 @@ from devkit.stores import start_store
 NOAUTH_ADMIN_TOKEN = "admin"  # noauth2: the admin token, no secret
 RP = "c0ffee00-0000-4000-8000-000000000001"
 RP2 = "0ff1ce00-0000-4000-8000-000000000002"
-C1, C2, C3, C4 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 5))
+C1, C2, C3, C4, C5, C6 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in range(1, 7))
 KID1, KID2, KID3 = (f"c0ffee00-0000-4000-8000-0000000000a{i}" for i in range(1, 4))
 V = "placement 1.28"
 ALLOC = {"project_id": "p", "user_id": "u", "consumer_generation": None}
@@ -112,6 +112,11 @@ STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
     ("PUT", f"/resource_providers/{KID2}", {"name": "kid1", "parent_provider_uuid": RP2},
      {"openstack-api-version": "placement 1.37"}),  # moves the grandchild to RP2's tree
     ("PUT", f"/resource_providers/{KID3}", {"name": "grandkid", "parent_provider_uuid": KID2}, {}),  # sent
+    # Amounts are checked in the body's order against the running sum: DISK_GB is named, not VCPU.
+    ("PUT", f"/resource_providers/{RP2}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 8}, "DISK_GB": {"total": 10, "max_unit": 100}}}, {}),
+    ("POST", "/allocations", {C5: {"allocations": {RP2: {"resources": {"VCPU": 6, "DISK_GB": 20}}}, **ALLOC},
+                              C6: {"allocations": {RP2: {"resources": {"VCPU": 6}}}, **ALLOC}}, {}),
 ]
 # Differences we keep on purpose (docs/placement.md says why).
 KNOWN: set[tuple[str, str]] = {("HEAD", f"/resource_providers/{RP}")}  # Allow: we list methods sorted

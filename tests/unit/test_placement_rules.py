@@ -109,6 +109,17 @@ def test_capacity_sums_every_consumer_of_one_request():
     assert (change.deltas, change.limits) == ({"VCPU": 2}, {"VCPU": 0})
 
 
+def test_amounts_are_checked_in_body_order_against_the_running_sum_as_placement():
+    """The first amount over capacity is the one named: the first consumer's VCPU fits on its own (6 of 8),
+    its DISK_GB does not; the second consumer's VCPU would overflow only later."""
+    rp = provider(VCPU=Inventory(total=8), DISK_GB=Inventory(total=10, max_unit=100))
+    writes = [write(consumer=C1, allocations={RP: {"VCPU": 6, "DISK_GB": 20}}),
+              write(consumer=C2, allocations={RP: {"VCPU": 6}})]
+    assert "for 'DISK_GB'" in error_of(lambda: decide(writes, providers={RP: rp})).detail
+    writes[0] = write(consumer=C1, allocations={RP: {"VCPU": 6, "DISK_GB": 2}})
+    assert "for 'VCPU'" in error_of(lambda: decide(writes, providers={RP: rp})).detail
+
+
 def test_rewriting_a_consumer_does_not_count_its_old_allocation_twice():
     old = Consumer(uuid=C1, project_id="p", user_id="u", generation=1, version=1, allocations={RP: {"VCPU": 8}})
     decision = decide([write(allocations={RP: {"VCPU": 8}})], consumers={C1: old},
