@@ -243,10 +243,10 @@ def test_an_empty_write_for_a_new_consumer_leaves_it_at_generation_0_with_nothin
     assert decision.providers == {} and decision.usage_deltas == {}
 
 
-@pytest.mark.parametrize(("allocations", "generation"), [({}, 0), ({RP: {"VCPU": 1}}, 1)])
-def test_a_consumer_left_without_allocations_moves_only_when_a_write_places_some(allocations, generation):
-    left = Consumer(uuid=C1, project_id="p", user_id="u", generation=0, version=1)
-    after = decide([write(allocations=allocations, generation=0, check=True, user="w")],
+@pytest.mark.parametrize(("allocations", "generation"), [({}, 3), ({RP: {"VCPU": 1}}, 4)])
+def test_a_consumer_without_allocations_moves_only_when_a_write_places_some(allocations, generation):
+    left = Consumer(uuid=C1, project_id="p", user_id="u", generation=3, version=1)  # (0 as upstream leaves it)
+    after = decide([write(allocations=allocations, generation=3, check=True, user="w")],
                    consumers={C1: left}).consumers[C1]
     assert after is not None
     assert (after.generation, after.version, after.user_id) == (generation, 2, "w")
