@@ -28,10 +28,11 @@ def test_usage_counters_stay_exact(placement, ops):
     consumers = [new_uuid() for _ in range(4)]
     owners = {c: PROJECTS[i % len(PROJECTS)] for i, c in enumerate(consumers)}
     owners = {c: (f"{p}-{tag}", f"{u}-{tag}") for c, (p, u) in owners.items()}
+    left_at_0: set[str] = set()  # emptied by a first write: kept at generation 0, shown without allocations
     for op in ops:
         consumer = consumers[op[1]]
         shown = placement.get(f"/placement/allocations/{consumer}", version="1.28").body
-        generation = shown.get("consumer_generation")
+        generation = shown.get("consumer_generation", 0 if consumer in left_at_0 else None)
         if op[0] == "claim":
             _, _, rp_index, owner_index, amount = op
             project, user = (f"{PROJECTS[owner_index][0]}-{tag}", f"{PROJECTS[owner_index][1]}-{tag}")
@@ -39,6 +40,7 @@ def test_usage_counters_stay_exact(placement, ops):
             assert answer.status in (204, 409), answer.body
             if answer.status == 204:
                 owners[consumer] = (project, user)
+                left_at_0.discard(consumer)
         elif op[0] == "release":
             answer = placement.delete(f"/placement/allocations/{consumer}")
             assert answer.status in (204, 404)
@@ -46,6 +48,8 @@ def test_usage_counters_stay_exact(placement, ops):
             body = {"allocations": {}, "project_id": owners[consumer][0], "user_id": owners[consumer][1],
                     "consumer_generation": generation}
             assert placement.put(f"/placement/allocations/{consumer}", body, version="1.28").status == 204
+            if not shown["allocations"]:
+                left_at_0.add(consumer)
 
     per_rp: dict[str, int] = defaultdict(int)
     per_project: dict[str, int] = defaultdict(int)
