@@ -39,6 +39,7 @@ from chalicelib.placement.candidates import (
     Snapshot,
     Summary,
     allocation_candidates,
+    anchors_filter,
     one_provider_per_tree,
 )
 from chalicelib.placement.classes import is_standard
@@ -125,12 +126,10 @@ class CandidateSearch:
         anchored = bool(wide.root_required or wide.root_forbidden)
         if index == 0 and not anchored:
             return False
-        everyone = list(self._providers(self._store.provider_uuids()).values())
-        if anchored and not any(not p.parent_uuid and wide.root_required <= p.traits
-                                and not wide.root_forbidden & p.traits for p in everyone):
+        snapshot = snapshot_of(self._providers(self._store.provider_uuids()).values())
+        if anchored and not anchors_filter(snapshot, wide):
             return True
         alone = replace(wide, limit=None, group_policy=None, same_subtrees=(), nested_aware=True, max_candidates=1)
-        snapshot = snapshot_of(everyone)
         return any(not allocation_candidates(snapshot, [group], alone).candidates for group in query.groups[:index])
 
     # --- providers -----------------------------------------------------------------------------

@@ -372,7 +372,8 @@ def _combine_in_trees(snapshot: Snapshot, group: RequestGroup,
 
 # --- combining the groups ----------------------------------------------------------------------------
 
-def _anchors_filter(snapshot: Snapshot, wide: RequestWide) -> set[str] | None:
+def anchors_filter(snapshot: Snapshot, wide: RequestWide) -> set[str] | None:
+    """The roots `root_required` / `root_forbidden` allow; None when the request names neither."""
     if not (wide.root_required or wide.root_forbidden):
         return None
     return {p.uuid for p in snapshot.providers.values()
@@ -478,7 +479,7 @@ def allocation_candidates(snapshot: Snapshot, groups: Sequence[RequestGroup], wi
     """The candidates Placement would answer for these groups (the unsuffixed one first when present)."""
     if wide.strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {wide.strategy!r}")
-    anchors = _anchors_filter(snapshot, wide)
+    anchors = anchors_filter(snapshot, wide)
     if anchors is not None and not anchors:
         return EMPTY
     sharing = {p.uuid for p in snapshot.providers.values() if SHARING_TRAIT in p.traits}

@@ -385,10 +385,11 @@ class PlacementService:
     # --- allocations ---------------------------------------------------------------------------
 
     def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, int]]:
-        """GET /allocations/{c}: the consumer and the generation of each provider it holds (of those that exist)."""
+        """GET /allocations/{c}: the consumer and the generation of each provider it holds (of those that exist);
+        None for one without allocations too (an empty first write leaves one), which Placement shows as none."""
         consumer = self.store.consumer(uuid)
         if consumer is None or not consumer.allocations:
-            return consumer, {}
+            return None, {}
         return consumer, self.store.provider_generations(sorted(consumer.allocations))
 
     def write_allocations(self, writes: list[ConsumerWrite], *, single: bool) -> None:

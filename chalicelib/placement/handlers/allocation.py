@@ -54,7 +54,7 @@ def show_for_consumer(service: PlacementService, request: Request) -> Reply:
     web.check_accept(request)
     version = web.version(request)
     consumer, generations = service.consumer(request.params["consumer_uuid"])
-    if consumer is None or not consumer.allocations:  # none, or left without allocations by an empty write
+    if consumer is None:
         return web.reply(request, 200, {"allocations": {}})
     allocations: dict[str, Any] = {rp: {"resources": dict(resources), "generation": generations.get(rp)}
                                    for rp, resources in consumer.allocations.items()}
