@@ -687,15 +687,16 @@ def candidates_only() -> int:
 
 def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer: str | None = None) -> Phase:
     """The bare DynamoDB work of one request of ours: its calls (`calls`, as sent at the wire) replayed
-    sequentially straight from boto3 on the same table, read answers decoded as ours decodes them
-    (chalicelib/store/client.py). With `consumer` (a write's), each replay names a new consumer instead, so
-    it is the same new-consumer write: the same keys, items, conditions."""
-    from chalicelib.store.client import RAW_READS, read_answer_as_json
-    from devkit.placement.service import store_client
+    sequentially straight from boto3 on the same table, through a client made as ours is
+    (chalicelib/store/client.py: read answers decoded as ours decodes them). With `consumer` (a write's),
+    each replay names a new consumer instead, so it is the same new-consumer write: the same keys, items,
+    conditions."""
+    from chalicelib.config import Settings
+    from chalicelib.store.client import make_client
 
-    client = store_client(store_endpoint)
-    for operation in RAW_READS:
-        client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
+    # The service's own client configuration (raw reads, no client-side parameter validation): the floor
+    # differs from ours only by our code.
+    client = make_client(Settings.from_env({"AWS_ENDPOINT_URL_DYNAMODB": store_endpoint}))
     methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query,
                "TransactWriteItems": client.transact_write_items}
 
