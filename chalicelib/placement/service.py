@@ -543,13 +543,21 @@ class PlacementService:
     def list_traits(self, wanted: TraitListFilter, *, created_at: bool = True) -> list[tuple[str, int | None]]:
         """(name, created at: None for a standard trait, and for every trait unless `created_at`) of every trait
         the filter keeps, by name."""
-        custom = {str(item["sk"]): item for item in self.store.custom_traits(created_at=created_at)}
+        custom = {str(item["sk"]): item for item in self._custom_traits_for(wanted, created_at=created_at)}
         found: list[tuple[str, int | None]] = [(n, None) for n in traits.standard_matching(wanted)]
         found += [(n, int(item.get("createdAt", 0)) or None) for n, item in custom.items() if wanted.matches_name(n)]
         if wanted.associated is not None:
             held = self.store.held_traits()
             found = [(n, at) for n, at in found if (n in held) == wanted.associated]
         return sorted(found)
+
+    def _custom_traits_for(self, wanted: TraitListFilter, *, created_at: bool) -> list[dict[str, Any]]:
+        """The custom traits a list may show: with `name=in:`, only those named, read by key (Nova asks for the
+        few traits it has not seen yet, however many a cloud has), else the whole registry."""
+        named = traits.custom_names_asked(wanted)
+        if named is None:
+            return self.store.custom_traits(created_at=created_at)
+        return self.store.custom_traits_named(named, created_at=created_at)
 
     def trait_created_at(self, name: str) -> int | None:
         """When the trait was created (None for a standard trait); TraitNotFound when there is no such trait."""

@@ -374,6 +374,14 @@ class PlacementStore:
                            ProjectionExpression="sk, createdAt" if created_at else "sk",
                            ExpressionAttributeValues={":pk": {"S": TRAIT_PK}})
 
+    def custom_traits_named(self, names: list[str], *, created_at: bool = True) -> list[dict[str, Any]]:
+        """Those of these custom traits that exist, as `custom_traits` shows them: consistent BatchGets of their
+        keys (one per 100 names), projected; none for no names."""
+        projection = "pk, sk, createdAt" if created_at else "pk, sk"
+        found = batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
+                          projection=projection)
+        return [found[key] for key in sorted(found)]
+
     def custom_trait(self, name: str) -> dict[str, Any] | None:
         return self._get(trait_key(name))
 

@@ -70,6 +70,14 @@ class TraitListFilter:
         return self.prefix is None or _like_prefix(self.prefix).match(name) is not None
 
 
+def custom_names_asked(wanted: TraitListFilter) -> list[str] | None:
+    """With `name=in:`, the custom traits a list can show, to be read by key (a name that cannot be a custom
+    trait is no key either, and is not looked up); None when it can show any."""
+    if wanted.name_in is None:
+        return None
+    return sorted(n for n in wanted.name_in if is_custom_name(n))
+
+
 @lru_cache(maxsize=256)
 def standard_matching(wanted: TraitListFilter) -> tuple[str, ...]:
     """The standard traits a filter keeps (the set never changes while a process runs: asked once per filter)."""

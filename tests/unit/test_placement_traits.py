@@ -11,7 +11,13 @@ import pytest
 
 from chalicelib.placement import errors, items, traits
 from chalicelib.placement.models import Provider
-from chalicelib.placement.traits import TraitListFilter, TraitQuery, parse_list_filter, parse_required
+from chalicelib.placement.traits import (
+    TraitListFilter,
+    TraitQuery,
+    custom_names_asked,
+    parse_list_filter,
+    parse_required,
+)
 
 # --- names ---------------------------------------------------------------------------------------
 
@@ -84,6 +90,19 @@ def test_what_a_filter_leaves_unsaid_is_none() -> None:
     assert parse_list_filter(None, None) == TraitListFilter()
     assert parse_list_filter("in:A", None) == TraitListFilter(name_in=frozenset({"A"}))
     assert parse_list_filter("startswith:A", None) == TraitListFilter(prefix="A")
+
+
+@pytest.mark.parametrize(("name", "asked"), [
+    ("in:CUSTOM_B,CUSTOM_A", ["CUSTOM_A", "CUSTOM_B"]),       # read by key, in key order
+    ("in:HW_CPU_X86_AVX,CUSTOM_A", ["CUSTOM_A"]),            # a standard trait is os-traits', not stored
+    ("in:custom_a,CUSTOM_,", []),                             # no custom trait has these names: no key to read
+    ("in:CUSTOM_" + "A" * 249, []),                          # longer than a trait may be
+    ("in:CUSTOM_" + "A" * 248, ["CUSTOM_" + "A" * 248]),      # the longest there may be
+    ("startswith:CUSTOM_A", None),                            # a prefix may match any: the registry is read
+    (None, None),
+])
+def test_which_custom_traits_a_list_reads_by_key(name: str | None, asked: list[str] | None) -> None:
+    assert custom_names_asked(parse_list_filter(name, None)) == asked
 
 
 def test_a_name_filter_splits_at_its_first_colon() -> None:

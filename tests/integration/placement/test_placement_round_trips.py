@@ -80,3 +80,33 @@ def test_a_child_is_created_in_two_calls_and_member_of_reads_only_the_members(pl
                                                           version="1.3"))
     assert [p["uuid"] for p in answer.body["resource_providers"]] == [root]
     assert calls == {"Query": 1, "BatchGetItem": 1}
+
+
+def test_traits_named_in_a_list_are_read_by_key_not_the_whole_registry(placement, services):
+    """GET /traits?name=in: (Nova's check for the traits it has not seen): one BatchGet of the custom names
+    that could exist, however many custom traits are stored; no Query of the registry."""
+    for n in range(30):
+        assert placement.put(f"/placement/traits/CUSTOM_REGISTRY_{n}", None, version="1.6").status in (201, 204)
+    asked = ["CUSTOM_REGISTRY_3", "CUSTOM_REGISTRY_7", "CUSTOM_NEVER_MADE", "HW_CPU_X86_AVX",
+             "custom_registry_3", "CUSTOM_" + "X" * 300, ""]
+    answer, calls = trips(services, lambda: placement.get("/placement/traits?name=in:" + ",".join(asked),
+                                                          version="1.6"))
+    assert answer.status == 200
+    assert answer.body["traits"] == ["CUSTOM_REGISTRY_3", "CUSTOM_REGISTRY_7", "HW_CPU_X86_AVX"]
+    assert calls == {"BatchGetItem": 1}
+    # only standard names: nothing to read
+    answer, calls = trips(services, lambda: placement.get("/placement/traits?name=in:HW_CPU_X86_AVX,NOT_A_TRAIT",
+                                                          version="1.6"))
+    assert answer.status == 200 and answer.body["traits"] == ["HW_CPU_X86_AVX"] and calls == {}
+
+
+def test_more_than_a_hundred_names_are_read_a_hundred_at_a_time(placement, services):
+    made = [f"CUSTOM_MANY_{n:03d}" for n in range(0, 150, 3)]
+    for name in made:
+        assert placement.put(f"/placement/traits/{name}", None, version="1.6").status in (201, 204)
+    asked = [f"CUSTOM_MANY_{n:03d}" for n in range(150)]
+    answer, calls = trips(services, lambda: placement.get("/placement/traits?name=in:" + ",".join(asked),
+                                                          version="1.15"))
+    assert answer.status == 200 and answer.body["traits"] == made
+    assert calls == {"BatchGetItem": 2}
+    assert answer.header("last-modified")
