@@ -40,7 +40,7 @@ class ContractFamily(Family):
         if isinstance(error, Unauthorized):
             headers.update(UNAUTHORIZED_HEADERS)
         elif isinstance(error, MethodNotAllowed) and error.allowed:
-            headers["Allow"] = ", ".join(error.allowed)
+            headers["Allow"] = ", ".join(sorted(error.allowed))
         elif isinstance(error, InvalidInput):
             # Where and which rule, for whoever reads the log; the answer stays the code alone.
             logger.info("invalid request", extra={"operation": request.operation, "code": error.code,

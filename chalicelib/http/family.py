@@ -255,7 +255,7 @@ def dispatch(family: Family, routes: Mapping[str, Route[D]], request: Request, w
         checked = [route] if route else list(routes.values()) if family.wrong_method_needs_grant else []
         request = _authorize(wiring, family, checked, request)
         if route is None:
-            raise MethodNotAllowed(allowed=sorted(routes))
+            raise MethodNotAllowed(allowed=list(routes))  # the route table's order; each family renders it
         reply = route.handler(wiring.deps(), request)
     except Exception as exc:  # noqa: BLE001 - every failure is answered in the family's own shape
         reply = family.render(request, exc)

@@ -83,7 +83,7 @@ def as_http_error(error: Exception) -> HttpError:
     if isinstance(error, service_errors.Unauthorized):
         return HttpError(401, "The request you have made requires authentication.")
     if isinstance(error, service_errors.MethodNotAllowed):
-        allowed = sorted(getattr(error, "allowed", None) or [])
+        allowed = list(getattr(error, "allowed", None) or [])  # as Placement: its route table's order
         return HttpError(405, "The method specified is not allowed for this resource.",
                          headers={"allow": ", ".join(allowed)} if allowed else {})
     if isinstance(error, service_errors.NotFound):

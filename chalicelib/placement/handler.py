@@ -30,6 +30,7 @@ def _route(name: str, method: str, path: str, rule: str | None, module: str, fun
     return Route(name, method, path, rule, _serve(module, function))
 
 
+# A path's methods in Placement's own route-table order: a 405's `Allow` lists them so.
 ROUTES: list[Route[Any]] = [
     # API Gateway (and Chalice's local matcher) drop the trailing slash: this serves /placement/ too.
     _route("placement.root", "GET", P, None, "root", "home"),
@@ -39,10 +40,10 @@ ROUTES: list[Route[Any]] = [
            "placement:resource_providers:create", "resource_provider", "create"),
     _route("placement.resource_providers.show", "GET", RP,
            "placement:resource_providers:show", "resource_provider", "show"),
-    _route("placement.resource_providers.update", "PUT", RP,
-           "placement:resource_providers:update", "resource_provider", "update"),
     _route("placement.resource_providers.delete", "DELETE", RP,
            "placement:resource_providers:delete", "resource_provider", "delete"),
+    _route("placement.resource_providers.update", "PUT", RP,
+           "placement:resource_providers:update", "resource_provider", "update"),
     _route("placement.aggregates.show", "GET", f"{RP}/aggregates",
            "placement:resource_providers:aggregates:list", "aggregate", "show"),
     _route("placement.aggregates.replace", "PUT", f"{RP}/aggregates",

@@ -195,7 +195,7 @@ def test_wrong_methods_and_media_types_in_placements_format(placement):
     text = placement.post("/placement/resource_providers", raw=b"name=x", headers={"content-type": "text/plain"})
     assert text.status == 415 and "The media type text/plain is not supported" in text.body["errors"][0]["detail"]
     head = placement.request("HEAD", f"/placement/resource_providers/{rp}")  # issue 14 item 27: as Placement
-    assert head.status == 405 and head.body is None and head.header("allow") == "DELETE, GET, PUT"
+    assert head.status == 405 and head.body is None and head.header("allow") == "GET, DELETE, PUT"
 
 
 def test_listing_more_providers_than_one_batch_get_returns_them_all(placement, services):

@@ -115,6 +115,10 @@ def test_a_trailing_slash_is_404_and_changes_nothing(placement):
 @pytest.mark.parametrize(("path", "allow"), [
     ("/placement", "GET"), ("/placement/resource_providers", "GET, POST"),
     ("/placement/usages", "GET"),
+    # Placement's route-table order, not sorted
+    ("/placement/resource_providers/7f2b0fd6-4a52-4d59-8c8e-0a4f5b9c2d11", "GET, DELETE, PUT"),
+    ("/placement/resource_providers/7f2b0fd6-4a52-4d59-8c8e-0a4f5b9c2d11/inventories", "GET, POST, PUT, DELETE"),
+    ("/placement/allocations/7f2b0fd6-4a52-4d59-8c8e-0a4f5b9c2d11", "GET, PUT, DELETE"),
 ])
 def test_head_is_405_with_allow_on_placement_routes(placement, path, allow):
     answer = placement.request("HEAD", path, version="1.28")
