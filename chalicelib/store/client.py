@@ -21,10 +21,6 @@ def make_client(settings: Settings) -> Any:
         retries={"mode": "standard", "max_attempts": settings.max_attempts},
         max_pool_connections=50,
         tcp_keepalive=True,
-        # botocore's client-side check walks every request against the model (a quarter of a millisecond of CPU
-        # per allocation write's transaction); DynamoDB validates every request itself, and ours are built by
-        # the store adapters, not from input, so a malformed one is a bug the integration tier catches.
-        parameter_validation=False,
     )
     client = boto3.session.Session().client(
         "dynamodb", endpoint_url=settings.endpoint_url, config=config
