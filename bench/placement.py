@@ -694,8 +694,7 @@ def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer
     from chalicelib.config import Settings
     from chalicelib.store.client import make_client
 
-    # The service's own client configuration (raw reads, no client-side parameter validation): the floor
-    # differs from ours only by our code.
+    # The service's own client configuration (raw reads): the floor differs from ours only by our code.
     client = make_client(Settings.from_env({"AWS_ENDPOINT_URL_DYNAMODB": store_endpoint}))
     methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query,
                "TransactWriteItems": client.transact_write_items}

@@ -377,10 +377,7 @@ class PlacementStore:
     def custom_traits_named(self, names: list[str], *, created_at: bool = True) -> list[dict[str, Any]]:
         """Those of these custom traits that exist, as `custom_traits` shows them: consistent BatchGets of their
         keys (one per 100 names), projected; none for no names."""
-        projection = "pk, sk, createdAt" if created_at else "pk, sk"
-        found = batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
-                          projection=projection)
-        return [found[key] for key in sorted(found)]
+        return list(self._custom_traits_by_key(names, "pk, sk, createdAt" if created_at else "pk, sk").values())
 
     def custom_trait(self, name: str) -> dict[str, Any] | None:
         return self._get(trait_key(name))
@@ -391,9 +388,13 @@ class PlacementStore:
     def custom_trait_holders(self, names: list[str]) -> dict[str, int]:
         """How many providers hold each of these custom traits that exists (its `refs`, moved in the
         transaction of every provider write that adds or removes it): one consistent BatchGet, projected."""
-        found = batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
-                          projection="pk, sk, refs")
+        found = self._custom_traits_by_key(names, "pk, sk, refs")
         return {sk: int(item.get("refs", 0)) for (_pk, sk), item in found.items()}
+
+    def _custom_traits_by_key(self, names: list[str], projection: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items of those of these custom traits that exist: consistent BatchGets, projected."""
+        return batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
+                         projection=projection)
 
     def held_traits(self) -> set[str]:
         """Every trait some provider holds: the keys-only index, then the providers' `traits` only
