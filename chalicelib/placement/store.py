@@ -100,6 +100,10 @@ def _provider(item: dict[str, Any]) -> Provider:
     )
 
 
+LISTED_PROJECTION = ("pk, sk, #uuid, #name, generation, version, invVersion, updatedAt, linkedVersion, fence, "
+                     "createdUs, parent, #root, fresh, children, kids, traits, aggs")
+LISTED_NAMES = {"#uuid": "uuid", "#name": "name", "#root": "root"}
+
 CANDIDATE_PROJECTION = "pk, sk, #uuid, #name, inv, #use, createdUs, parent, #root, children, kids, traits, aggs"
 CANDIDATE_NAMES = {"#uuid": "uuid", "#name": "name", "#use": "use", "#root": "root"}
 
@@ -171,8 +175,13 @@ class PlacementStore:
         item = self._get(provider_key(uuid))
         return _provider(item) if item else None
 
-    def providers(self, uuids: list[str]) -> dict[str, Provider | None]:
-        found = self._batch([provider_key(u) for u in uuids])
+    def providers(self, uuids: list[str], *, inventories: bool = True) -> dict[str, Provider | None]:
+        """Each provider by uuid (None: no such provider), consistent BatchGets. Without `inventories` the
+        items are read projected to all but their inventories and usages (most of an item's bytes), which
+        those Providers hold empty: for lists that show providers without filtering on capacity."""
+        keys = [provider_key(u) for u in uuids]
+        found = self._batch(keys) if inventories else \
+            batch_get(self._client, self._table, keys, projection=LISTED_PROJECTION, names=LISTED_NAMES)
         return {u: (_provider(found[(f"PLRP#{u}", "-")]) if (f"PLRP#{u}", "-") in found else None) for u in uuids}
 
     def provider_generations(self, uuids: list[str]) -> dict[str, int]:
