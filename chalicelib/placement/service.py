@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from chalicelib.config import PlacementCandidateSettings
@@ -134,23 +133,26 @@ class PlacementService:
             if anchor is None:
                 return []  # as Placement: an unknown provider's tree is empty
             root = anchor.root
+        known = self._known_for_list(required)
         any_of = narrowest(member_of.required) if member_of else None
-        listing = uuid is None and name is None and anchor is None
-        known, listed_uuids = self._known_alongside(
-            required, (lambda: self._uuids_to_list(any_of)) if listing else None)
+        # a list that filters on no capacity reads its providers without their inventories
+        inventories = bool(resources)
         if uuid is not None:
             found = [p for p in [self.store.provider(uuid)] if p is not None]
         elif name is not None:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
         elif anchor is not None:
             found = self._tree_by_keys(anchor) or self.tree(anchor.root)
-        elif any_of is not None and not listed_uuids:
-            # as Placement: no member, no answer (before the classes are checked, not the traits)
-            return [] if required is None else self._filter_by_traits([], required, known)
+        elif any_of is not None:
+            members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
+            if not members:  # as Placement: no member, no answer (before the classes are checked, not the traits)
+                return [] if required is None else self._filter_by_traits([], required, known)
+            found = [] if known.held_by_none else \
+                [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
         elif known.held_by_none:
             found = []  # a required trait nobody holds: no provider to read, the checks below still run
         else:
-            found = [p for p in self.store.providers(listed_uuids or [], inventories=bool(resources)).values()
+            found = [p for p in self.store.providers(self.store.provider_uuids(), inventories=inventories).values()
                      if p is not None]
         if resources:
             unknown = self._unknown_classes(sorted(resources))
@@ -163,26 +165,6 @@ class PlacementService:
                   and (not member_of or member_of.matches(p.aggregates))
                   and (not resources or has_room(p, resources))]
         return listed if required is None else self._filter_by_traits(listed, required, known)
-
-    def _known_alongside(self, required: TraitQuery | None,
-                         uuids: Callable[[], list[str]] | None) -> tuple[KnownTraits, list[str] | None]:
-        """The `required` traits looked up (`_known_for_list`) and the uuids a list reads (`uuids`, when it
-        has them to read): independent reads, so made at once, one round trip's wait instead of two. When the
-        traits then say no provider matches, the uuids (a keys-only Query) were read for nothing."""
-        if uuids is None:
-            return self._known_for_list(required), None
-        if required is None:
-            return self._known_for_list(None), uuids()
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            listed = pool.submit(uuids)
-            known = self._known_for_list(required)
-            return known, listed.result()
-
-    def _uuids_to_list(self, any_of: frozenset[str] | None) -> list[str]:
-        """Every provider's uuid (the registry's index), or the members of the aggregates in `any_of`."""
-        if any_of is None:
-            return self.store.provider_uuids()
-        return sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
 
     def _known_for_list(self, required: TraitQuery | None) -> KnownTraits:
         """The traits of a `required` filter that exist, and whether one of its groups is held by no provider
@@ -574,10 +556,11 @@ class PlacementService:
 
     def _custom_traits_for(self, wanted: TraitListFilter, *, created_at: bool) -> list[dict[str, Any]]:
         """The custom traits a list may show: with `name=in:`, only those named, read by key (Nova asks for the
-        few traits it has not seen yet, however many a cloud has), else the whole registry."""
+        few traits it has not seen yet, however many a cloud has); with `name=startswith:`, the registry from
+        the prefix's literal start on; else the whole registry."""
         named = traits.custom_names_asked(wanted)
         if named is None:
-            return self.store.custom_traits(created_at=created_at)
+            return self.store.custom_traits(created_at=created_at, start=traits.custom_prefix_asked(wanted))
         return self.store.custom_traits_named(named, created_at=created_at)
 
     def trait_created_at(self, name: str) -> int | None:

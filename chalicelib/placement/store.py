@@ -377,11 +377,15 @@ class PlacementStore:
                           consistent=False, projection=CANDIDATE_PROJECTION, names=CANDIDATE_NAMES, workers=workers)
         return {item["uuid"]: _candidate_provider(item) for item in found.values()}
 
-    def custom_traits(self, *, created_at: bool = True) -> list[dict[str, Any]]:
-        """Every custom trait's name (`sk`) and, when asked, its `createdAt`: one Query of PLTRAIT, projected."""
-        return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+    def custom_traits(self, *, created_at: bool = True, start: str | None = None) -> list[dict[str, Any]]:
+        """Every custom trait's name (`sk`) (those beginning with `start`, when given) and, when asked, its
+        `createdAt`: one Query of PLTRAIT, projected."""
+        condition, values = "pk = :pk", {":pk": {"S": TRAIT_PK}}
+        if start is not None:
+            condition, values = f"{condition} AND begins_with(sk, :start)", {**values, ":start": {"S": start}}
+        return self._query(KeyConditionExpression=condition, ConsistentRead=True,
                            ProjectionExpression="sk, createdAt" if created_at else "sk",
-                           ExpressionAttributeValues={":pk": {"S": TRAIT_PK}})
+                           ExpressionAttributeValues=values)
 
     def custom_traits_named(self, names: list[str], *, created_at: bool = True) -> list[dict[str, Any]]:
         """Those of these custom traits that exist, as `custom_traits` shows them: consistent BatchGets of their

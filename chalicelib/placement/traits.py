@@ -78,6 +78,28 @@ def custom_names_asked(wanted: TraitListFilter) -> list[str] | None:
     return sorted(n for n in wanted.name_in if is_custom_name(n))
 
 
+_KEY_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def custom_prefix_asked(wanted: TraitListFilter) -> str | None:
+    """With `name=startswith:`, the literal start every custom trait it keeps has (to read the registry from
+    there on, not whole); None when that start is not known (no prefix, or one that starts with `%`).
+    Stored names are `CUSTOM_[A-Z0-9_]+`, so a letter is its upper case and `_` within `CUSTOM_` is that
+    prefix's character; the start ends at the first `%`, at a `_` after it, or at any other character (where
+    case-insensitive matching may reach further than upper case: the filter decides on what is read)."""
+    if wanted.prefix is None:
+        return None
+    start = ""
+    for at, character in enumerate(wanted.prefix):
+        if character == "_" and at < len(CUSTOM_PREFIX):
+            start += CUSTOM_PREFIX[at]
+        elif character.isascii() and character.upper() in _KEY_CHARACTERS:
+            start += character.upper()
+        else:
+            break
+    return start or None
+
+
 @lru_cache(maxsize=256)
 def standard_matching(wanted: TraitListFilter) -> tuple[str, ...]:
     """The standard traits a filter keeps (the set never changes while a process runs: asked once per filter)."""

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.placement import errors, items, traits
 from chalicelib.placement.models import Provider
@@ -15,6 +17,7 @@ from chalicelib.placement.traits import (
     TraitListFilter,
     TraitQuery,
     custom_names_asked,
+    custom_prefix_asked,
     parse_list_filter,
     parse_required,
 )
@@ -103,6 +106,41 @@ def test_what_a_filter_leaves_unsaid_is_none() -> None:
 ])
 def test_which_custom_traits_a_list_reads_by_key(name: str | None, asked: list[str] | None) -> None:
     assert custom_names_asked(parse_list_filter(name, None)) == asked
+
+
+@pytest.mark.parametrize(("name", "start"), [
+    ("startswith:CUSTOM_BENCH", "CUSTOM_BENCH"),
+    ("startswith:custom_bench", "CUSTOM_BENCH"),  # stored names are upper case
+    ("startswith:cUsToM_9z", "CUSTOM_9Z"),
+    ("startswith:CUSTOM_A_B", "CUSTOM_A"),  # `_` after CUSTOM_ is any one character
+    ("startswith:CUSTOM__", "CUSTOM_"),
+    ("startswith:_USTOM_X", "CUSTOM_X"),  # within CUSTOM_ it can only be that prefix's character
+    ("startswith:C______Y", "CUSTOM_Y"),
+    ("startswith:C_____Y", "CUSTOMY"),  # no custom trait has Y where CUSTOM_ has `_`: reads none
+    ("startswith:H_", "HU"),  # no custom trait starts so: reads none
+    ("startswith:CUST%X", "CUST"),
+    ("startswith:CUSTOM_A%", "CUSTOM_A"),
+    ("startswith:CUSTOM_\u017f", "CUSTOM_"),  # not an ASCII key character: the filter decides from there
+    ("startswith:CUSTOM_A-B", "CUSTOM_A"),
+    ("startswith:CUSTOM_a b", "CUSTOM_A"),
+    ("startswith:%CUSTOM", None),
+    ("startswith:", None),
+    ("startswith:-", None),
+    ("in:CUSTOM_A", None),
+    (None, None),
+])
+def test_where_a_prefix_list_starts_reading_the_registry(name: str | None, start: str | None) -> None:
+    assert custom_prefix_asked(parse_list_filter(name, None)) == start
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix=st.text(alphabet="CUSTOMAB9_%cusab\u017f-", max_size=10),
+       names=st.lists(st.from_regex(r"CUSTOM_[AB9S_]{1,4}", fullmatch=True), max_size=8))
+def test_a_prefix_start_never_drops_a_trait_the_filter_keeps(prefix: str, names: list[str]) -> None:
+    """Every custom name the LIKE filter keeps begins with the start the registry is read from."""
+    wanted = parse_list_filter(f"startswith:{prefix}", None)
+    start = custom_prefix_asked(wanted) or ""
+    assert all(n.startswith(start) for n in names if wanted.matches_name(n))
 
 
 def test_a_name_filter_splits_at_its_first_colon() -> None:

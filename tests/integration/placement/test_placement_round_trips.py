@@ -110,3 +110,26 @@ def test_more_than_a_hundred_names_are_read_a_hundred_at_a_time(placement, servi
     assert answer.status == 200 and answer.body["traits"] == made
     assert calls == {"BatchGetItem": 2}
     assert answer.header("last-modified")
+
+
+def test_a_prefix_list_reads_the_registry_from_the_prefix_on(placement, services):
+    """GET /traits?name=startswith: one Query of the custom traits from the prefix's literal start (its items
+    counted at the wire), not the whole registry; the LIKE filter (`_` any one character) decides the rest."""
+    tag = new_uuid()[:6].upper()
+    made = [f"CUSTOM_PFX{tag}_A", f"CUSTOM_PFX{tag}_B", f"CUSTOM_PFX{tag}XC", f"CUSTOM_OTHER{tag}"]
+    for name in made:
+        assert placement.put(f"/placement/traits/{name}", None, version="1.6").status == 201
+    returned: list[int] = []
+
+    def count(parsed, model, **_):
+        if model.name == "Query":
+            returned.append(parsed.get("Count", 0))
+
+    services.client.meta.events.register("after-call.dynamodb", count)
+    try:
+        answer, calls = trips(services, lambda: placement.get(f"/placement/traits?name=startswith:custom_pfx{tag}_",
+                                                              version="1.6"))
+    finally:
+        services.client.meta.events.unregister("after-call.dynamodb", count)
+    assert answer.status == 200 and answer.body["traits"] == sorted(made[:3])
+    assert calls == {"Query": 1} and returned == [3]
