@@ -33,6 +33,7 @@ import functools
 import http.client
 import itertools
 import json
+import multiprocessing
 import os
 import socket
 import statistics
@@ -561,8 +562,13 @@ class RoundTrips:
     calls: dict[str, float]            # operation -> calls per write
     items: dict[str, float]            # operation -> mean items per call
     actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
-    floor: Phase                       # the last write's calls replayed straight from boto3
-    read_floors: dict[str, Phase]      # read row -> its calls replayed the same way (READ_FLOORS)
+    floors: dict[str, Phase]           # "PUT allocations, ..." and READ_FLOORS rows -> their calls replayed
+                                       # straight from boto3, sequential and with THREADS threads
+
+
+# One request's DynamoDB calls as sent at the wire ((operation, body) in order), and the consumer they name
+# (a write's: each replay names a new one; None for a read).
+Recording = tuple[list[tuple[str, bytes]], "str | None"]
 
 
 def round_trips_per_write(store_endpoint: str) -> RoundTrips:
@@ -570,7 +576,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
     service = start_placement_service(proxy.endpoint)
     try:
         client = Client(service.base, service.key)
-        providers = make_providers(client, 2)
+        providers = make_providers(client, SPREAD_PROVIDERS)
         for i in range(5):  # warm-up: the server's first requests (key lookup caches and the like)
             allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[0])()
         proxy.counts.clear()
@@ -587,17 +593,27 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         write = ("BatchGetItem", "TransactWriteItems")  # a write's calls, in the order it makes them
         if set(calls) != set(write):
             raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(write)}")
-        floor = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in write], consumers[-1])
         per_write = sum(proxy.counts.values()) / ROUND_TRIP_WRITES
-        read_floors = {}
+        # The threaded rows' writes: one recorded per spread provider (and its project), replayed in turn, so
+        # that the floor's threads meet on items as the bench's writes do.
+        spread: list[Recording] = []
+        for i, provider in enumerate(providers):
+            consumer = str(uuid.uuid4())
+            if allocate(client, provider, consumer, PROJECTS[i % len(PROJECTS)])() != 204:
+                raise RuntimeError("a recorded write was refused")
+            spread.append(([(op, proxy.last[op]) for op in write], consumer))
+        floors = {"PUT allocations, sequential": dynamodb_floor(store_endpoint, spread[-1:]),
+                  f"PUT allocations, {THREADS} threads": dynamodb_floor(store_endpoint, spread, THREADS)}
         for row, (path, version, reads) in READ_FLOORS.items():
             proxy.counts.clear()
             status, _ = client.call("GET", path.format(consumer=consumers[-1], provider=providers[0]),
                                     version=version)
             if status != 200 or dict(proxy.counts) != {op: 1 for op in reads}:
                 raise RuntimeError(f"{row} answered {status} with {dict(proxy.counts)}, not one each of {reads}")
-            read_floors[row] = dynamodb_floor(store_endpoint, [(op, proxy.last[op]) for op in reads])
-        return RoundTrips(per_write, calls, items, actions, floor, read_floors)
+            recorded: list[Recording] = [([(op, proxy.last[op]) for op in reads], None)]
+            floors[f"{row}, sequential"] = dynamodb_floor(store_endpoint, recorded)
+            floors[f"{row}, {THREADS} threads"] = dynamodb_floor(store_endpoint, recorded, THREADS)
+        return RoundTrips(per_write, calls, items, actions, floors)
     finally:
         service.stop()
         proxy.stop()
@@ -685,12 +701,48 @@ def candidates_only() -> int:
     return 0 if all(reads) else 1
 
 
-def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer: str | None = None) -> Phase:
-    """The bare DynamoDB work of one request of ours: its calls (`calls`, as sent at the wire) replayed
-    sequentially straight from boto3 on the same table, through a client made as ours is
-    (chalicelib/store/client.py: read answers decoded as ours decodes them). With `consumer` (a write's),
-    each replay names a new consumer instead, so it is the same new-consumer write: the same keys, items,
-    conditions."""
+def dynamodb_floor(store_endpoint: str, recordings: list[Recording], threads: int = 1) -> Phase:
+    """The bare DynamoDB work of requests of ours: their calls (as sent at the wire) replayed straight from
+    boto3 on the same table, `threads` at a time, request j being recordings[j % len], through a client made
+    as ours is (chalicelib/store/client.py: read answers decoded as ours decodes them). A write's replay names
+    a new consumer each time, so it is the same new-consumer write: the same keys, items, conditions. A
+    transaction canceled by another thread's on the same items is sent again, as ours tries again.
+
+    Threaded, the threads are shared by SERVERS processes, as ours serves from SERVERS processes: in one
+    process boto3's CPU under one interpreter lock, not the store, would bound the floor."""
+    label = "sequential" if threads == 1 else f"{threads} threads"
+    phase = Phase("DynamoDB floor (boto3)", f"our calls, {label}", N, 0.0)
+    if threads == 1:
+        elapsed, statuses, latencies = _floor_part(store_endpoint, recordings, 1, N)
+    else:
+        processes = max(1, min(SERVERS, threads))
+        context = multiprocessing.get_context("spawn")  # a clean interpreter: no fork of this one's threads
+        start = context.Barrier(processes)
+        results = context.Queue()
+        workers = [context.Process(target=_floor_worker, args=(
+            store_endpoint, recordings[p:] + recordings[:p], threads // processes, N // processes, start, results))
+            for p in range(processes)]
+        for worker in workers:
+            worker.start()
+        parts = [results.get(timeout=600) for _ in workers]
+        for worker in workers:
+            worker.join()
+        elapsed = max(part[0] for part in parts)
+        statuses = sum((collections.Counter(part[1]) for part in parts), collections.Counter())
+        latencies = [took for part in parts for took in part[2]]
+    phase.elapsed, phase.statuses, phase.latencies = elapsed, collections.Counter(statuses), latencies
+    return phase
+
+
+def _floor_worker(store_endpoint: str, recordings: list[Recording], threads: int, n: int, start: Any,
+                  results: Any) -> None:
+    """One process of a threaded floor: its share of the requests, started with the others (`start`)."""
+    results.put(_floor_part(store_endpoint, recordings, threads, n, start))
+
+
+def _floor_part(store_endpoint: str, recordings: list[Recording], threads: int, n: int,
+                start: Any = None) -> tuple[float, dict[int, int], list[float]]:
+    """(elapsed seconds, statuses, latencies) of `n` replays, `threads` at a time, after 50 unmeasured."""
     from chalicelib.config import Settings
     from chalicelib.store.client import make_client
 
@@ -699,23 +751,37 @@ def dynamodb_floor(store_endpoint: str, calls: list[tuple[str, bytes]], consumer
     methods = {"GetItem": client.get_item, "BatchGetItem": client.batch_get_item, "Query": client.query,
                "TransactWriteItems": client.transact_write_items}
 
-    def one() -> int:
+    def replay(calls: list[tuple[str, bytes]], consumer: str | None) -> int:
         fresh = str(uuid.uuid4())
-        for operation, body in calls:
-            request = json.loads(body.decode().replace(consumer, fresh) if consumer else body)
-            request.pop("ClientRequestToken", None)  # botocore's idempotency token: a new one per replay
-            methods[operation](**request)
-        return 200
+        for _ in range(FLOOR_TRIES):
+            try:
+                for operation, body in calls:
+                    request = json.loads(body.decode().replace(consumer, fresh) if consumer else body)
+                    request.pop("ClientRequestToken", None)  # botocore's idempotency token: a new one per replay
+                    methods[operation](**request)
+                return 200
+            except client.exceptions.TransactionCanceledException:
+                continue
+        return 409
 
-    measure("floor", "warm-up", [one] * 50, 1)
-    return measure("DynamoDB floor (boto3)", "our calls, sequential", [one] * N, 1)
+    def requests(count: int) -> list[Callable[[], int]]:
+        return [functools.partial(replay, *recordings[j % len(recordings)]) for j in range(count)]
+
+    measure("floor", "warm-up", requests(50), threads)
+    if start is not None:
+        start.wait()
+    phase = measure("floor", "replay", requests(n), threads)
+    return phase.elapsed, dict(phase.statuses), phase.latencies
 
 
-# The reads whose bare DynamoDB calls are measured too (row -> path, microversion, the calls in their order).
+FLOOR_TRIES = 20  # as the service's RETRIES
+
+
+# The reads whose bare DynamoDB calls are measured too (operation -> path, microversion, the calls in their
+# order), sequential and threaded as their rows are.
 READ_FLOORS = {
-    "GET allocations/{c}, sequential": ("/allocations/{consumer}", "1.28", ("GetItem", "BatchGetItem")),
-    "GET resource_providers/{u}/aggregates, sequential": ("/resource_providers/{provider}/aggregates", "1.19",
-                                                          ("GetItem",)),
+    "GET allocations/{c}": ("/allocations/{consumer}", "1.28", ("GetItem", "BatchGetItem")),
+    "GET resource_providers/{u}/aggregates": ("/resource_providers/{provider}/aggregates", "1.19", ("GetItem",)),
 }
 
 
@@ -904,15 +970,18 @@ def main() -> int:
     print_candidate_reads(reads)
     for line in keystone.lines():
         print(line)
-    ours_put = rows["PUT allocations, sequential"].median(names[-1], lambda p: p.per_s) or 0.0
-    print(f"DynamoDB floor, those calls straight from boto3 on the same store, sequential: {trips.floor.per_s:.0f}/s, "
-          f"p50 {trips.floor.percentile(0.5):.1f} ms, p99 {trips.floor.percentile(0.99):.1f} ms "
-          f"(ours sequential PUT, median: {ours_put / trips.floor.per_s:.2f}x of it)")
-    for row, phase in trips.read_floors.items():
-        ours_read = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
-        print(f"DynamoDB floor of {row.split(',')[0]} ({' then '.join(READ_FLOORS[row][2])}), sequential: "
-              f"{phase.per_s:.0f}/s, p50 {phase.percentile(0.5):.1f} ms"
-              + (f" (ours, median: {ours_read / phase.per_s:.2f}x of it)" if ours_read else ""))
+    print("DynamoDB floors: each row's calls straight from boto3 on the same store (the write's recorded on "
+          f"each of {SPREAD_PROVIDERS} providers for the threaded row), against ours and 2x the reference:")
+    for row, phase in trips.floors.items():
+        ours = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
+        reference = rows[row].median(names[0], lambda p: p.per_s) if row in rows and len(names) > 1 else None
+        operation = row.split(",")[0]
+        sent = READ_FLOORS[operation][2] if operation in READ_FLOORS else ("BatchGetItem", "TransactWriteItems")
+        print(f"- {row} ({' then '.join(sent)}): {phase.per_s:.0f}/s, p50 {phase.percentile(0.5):.1f} ms, p99 "
+              f"{phase.percentile(0.99):.1f} ms" + (f", {phase.errors} refused" if phase.errors != "-" else "")
+              + (f"; ours {ours:.0f}/s, {ours / phase.per_s:.2f}x of it" if ours and phase.per_s else "")
+              + (f"; 2x {names[0]} {2 * reference:.0f}/s, {2 * reference / phase.per_s:.2f}x of it"
+                 if reference and phase.per_s else ""))
     ours_5xx = [f"{row.operation}: {row.errors(names[-1])}" for row in rows.values()
                 if any(status >= 500 or status == 0 for phase in row.phases.get(names[-1], []) if phase
                        for status in phase.statuses)]
