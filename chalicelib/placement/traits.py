@@ -86,7 +86,8 @@ def custom_prefix_asked(wanted: TraitListFilter) -> str | None:
     there on, not whole); None when that start is not known (no prefix, or one that starts with `%`).
     Stored names are `CUSTOM_[A-Z0-9_]+`, so a letter is its upper case and `_` within `CUSTOM_` is that
     prefix's character; the start ends at the first `%`, at a `_` after it, or at any other character (where
-    case-insensitive matching may reach further than upper case: the filter decides on what is read)."""
+    case-insensitive matching may reach further than upper case: the filter decides on what is read). It is
+    cut to the longest name there can be: a longer key condition is no valid DynamoDB request."""
     if wanted.prefix is None:
         return None
     start = ""
@@ -97,7 +98,7 @@ def custom_prefix_asked(wanted: TraitListFilter) -> str | None:
             start += character.upper()
         else:
             break
-    return start or None
+    return start[:MAX_LENGTH] or None
 
 
 @lru_cache(maxsize=256)

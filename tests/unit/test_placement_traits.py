@@ -123,6 +123,7 @@ def test_which_custom_traits_a_list_reads_by_key(name: str | None, asked: list[s
     ("startswith:CUSTOM_\u017f", "CUSTOM_"),  # not an ASCII key character: the filter decides from there
     ("startswith:CUSTOM_A-B", "CUSTOM_A"),
     ("startswith:CUSTOM_a b", "CUSTOM_A"),
+    ("startswith:CUSTOM_" + "A" * 2000, "CUSTOM_" + "A" * 248),  # no stored name is longer than 255
     ("startswith:%CUSTOM", None),
     ("startswith:", None),
     ("startswith:-", None),

@@ -133,3 +133,6 @@ def test_a_prefix_list_reads_the_registry_from_the_prefix_on(placement, services
         services.client.meta.events.unregister("after-call.dynamodb", count)
     assert answer.status == 200 and answer.body["traits"] == sorted(made[:3])
     assert calls == {"Query": 1} and returned == [3]
+    # a prefix longer than any name: an empty answer, as upstream, not a key condition DynamoDB refuses
+    answer = placement.get("/placement/traits?name=startswith:CUSTOM_" + "A" * 2000, version="1.6")
+    assert answer.status == 200 and answer.body["traits"] == []
