@@ -52,6 +52,7 @@ from chalicelib.placement.items import (
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
 from chalicelib.store.codec import to_item, to_value
+from chalicelib.store.keys import holdable_partition
 from chalicelib.store.ops import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_OPS,
@@ -346,7 +347,10 @@ class PlacementStore:
     # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
 
     def _keys(self, pk: str, page_size: int | None = None) -> Iterator[list[str]]:
-        """The sort keys of one partition, page by page (read as they are asked for)."""
+        """The sort keys of one partition, page by page (read as they are asked for); none of a partition
+        DynamoDB cannot hold (a class name no class can have)."""
+        if not holdable_partition(pk):
+            return
         extra: dict[str, Any] = {"Limit": page_size} if page_size else {}
         for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=False,
                                 ProjectionExpression="sk", ExpressionAttributeValues={":pk": {"S": pk}}, **extra):

@@ -34,7 +34,7 @@ from chalicelib.store.errors import (
     error_code,
     store_errors,
 )
-from chalicelib.store.keys import ItemKey, KeyId
+from chalicelib.store.keys import ItemKey, KeyId, holdable
 
 Item = dict[str, Any]
 
@@ -107,7 +107,10 @@ def check_transaction(ops: Sequence[Op]) -> None:
 
 
 def get_item(client: Any, table: str, item_key: ItemKey) -> Item | None:
-    """One strongly consistent GetItem; None when there is no such item."""
+    """One strongly consistent GetItem; None when there is no such item (none is read under a key DynamoDB
+    cannot hold: `keys.holdable`)."""
+    if not holdable(item_key):
+        return None
     with store_errors():
         raw = client.get_item(
             TableName=table, Key=item_key, ConsistentRead=True, ReturnConsumedCapacity="TOTAL"
@@ -160,6 +163,7 @@ def batch_get(
     parallel (the boto3 client is thread-safe). A projection must name `pk`
     and `sk`, which index the answer.
     """
+    keys = [k for k in keys if holdable(k)]  # no item is held under another (`keys.holdable`)
     extra: dict[str, Any] = {} if consistent else {"ConsistentRead": False}
     if projection is not None:
         extra["ProjectionExpression"] = projection
@@ -233,5 +237,8 @@ def update_if(client: Any, table: str, item_key: ItemKey, update: str, condition
 
 def delete_if(client: Any, table: str, item_key: ItemKey, condition: str | None = None, *,
               names: dict[str, str] | None = None, values: dict[str, Any] | None = None) -> bool:
-    """DeleteItem; False when the condition did not hold (nothing deleted)."""
+    """DeleteItem; False when the condition did not hold (nothing deleted: nothing is, under a key DynamoDB
+    cannot hold)."""
+    if not holdable(item_key):
+        return False
     return _conditional(client.delete_item, TableName=table, Key=item_key, **_condition(condition, names, values))

@@ -18,7 +18,7 @@ from chalicelib.idempotency import SavedResult
 from chalicelib.store.codec import to_item
 from chalicelib.store.commands import MAX_ATTEMPTS, Command, Outcome, Reread, run_command
 from chalicelib.store.keys import key, key_id
-from chalicelib.store.ops import Op, batch_get, get_item, query_all, transact
+from chalicelib.store.ops import Op, batch_get, delete_if, get_item, query_all, transact
 from chalicelib.store.saved_results import request_key, save_result_op, saved_result
 
 
@@ -88,6 +88,21 @@ def test_batch_get_projects_and_reads_no_keys_without_a_call(services):
     assert services.round_trips.total == 0
     found = batch_get(services.client, services.table, [key("A")], projection="pk, sk, #n", names={"#n": "n"})
     assert found == {("A", "-"): {"pk": "A", "sk": "-", "n": 1}}
+
+
+def test_a_key_dynamodb_cannot_hold_finds_nothing_without_a_call(services):
+    """Sent, such a key is a ValidationException (503); no item is held under it, so reads find none."""
+    put(services, "HELD", n=1)
+    too_long = [key("P" * 2049), key("HELD", "s" * 1025), key("HELD", "\u00e9" * 513), key("", "x")]
+    services.round_trips.reset()
+    assert [get_item(services.client, services.table, k) for k in too_long] == [None] * 4
+    assert [delete_if(services.client, services.table, k, "attribute_exists(pk)") for k in too_long] == [False] * 4
+    assert services.round_trips.total == 0
+    found = batch_get(services.client, services.table, [*too_long, key("HELD")])
+    assert list(found) == [("HELD", "-")] and dict(services.round_trips.calls) == {"BatchGetItem": 1}
+    # the longest keys DynamoDB holds are read as any other
+    put(services, "P" * 2048, "s" * 1024, n=2)
+    assert get_item(services.client, services.table, key("P" * 2048, "s" * 1024))["n"] == 2
 
 
 def test_batch_get_reads_unprocessed_keys_again(services):

@@ -31,6 +31,7 @@ C1, C2, C3, C4, C5, C6 = (f"a11ce000-0000-4000-8000-00000000000{i}" for i in ran
 KID1, KID2, KID3 = (f"c0ffee00-0000-4000-8000-0000000000a{i}" for i in range(1, 4))
 V = "placement 1.28"
 ALLOC = {"project_id": "p", "user_id": "u", "consumer_generation": None}
+LONG = "CUSTOM_" + "A" * 2000
 
 # (method, path, body, headers): the item each step shows is in its comment.
 STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
@@ -117,6 +118,26 @@ STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
         "VCPU": {"total": 8}, "DISK_GB": {"total": 10, "max_unit": 100}}}, {}),
     ("POST", "/allocations", {C5: {"allocations": {RP2: {"resources": {"VCPU": 6, "DISK_GB": 20}}}, **ALLOC},
                               C6: {"allocations": {RP2: {"resources": {"VCPU": 6}}}, **ALLOC}}, {}),
+    # Names longer than any class or trait can be (longer than a DynamoDB key can hold): what the reference
+    # answers for a name it does not know, never a 503.
+    *((method, path, body, {"openstack-api-version": f"placement {version}"}) for method, path, body, version in (
+        ("GET", f"/resource_providers?resources={LONG}:1", None, "1.4"),
+        ("GET", f"/resource_providers?required={LONG}", None, "1.18"),
+        ("GET", f"/resource_providers?required=!{LONG}", None, "1.22"),
+        ("GET", f"/allocation_candidates?resources={LONG}:1", None, "1.10"),
+        ("GET", f"/allocation_candidates?resources=VCPU:1&required={LONG}", None, "1.17"),
+        ("GET", f"/allocation_candidates?resources=VCPU:1&root_required={LONG}", None, "1.35"),
+        ("GET", f"/resource_classes/{LONG}", None, "1.7"),
+        ("DELETE", f"/resource_classes/{LONG}", None, "1.7"),
+        ("GET", f"/traits/{LONG}", None, "1.6"),
+        ("DELETE", f"/traits/{LONG}", None, "1.6"),
+        ("GET", f"/traits?name=in:{LONG}", None, "1.6"),
+        ("GET", f"/traits?name=startswith:{LONG}", None, "1.6"),
+        ("GET", f"/resource_providers/{RP}/inventories/{LONG}", None, "1.6"),
+        ("DELETE", f"/resource_providers/{RP}/inventories/{LONG}", None, "1.6"),
+        ("PUT", f"/resource_providers/{RP}/traits", {"resource_provider_generation": 0, "traits": [LONG]}, "1.6"),
+        ("PUT", f"/allocations/{C6}", {"allocations": {RP: {"resources": {LONG: 1}}}, **ALLOC}, "1.28"),
+    )),
 ]
 # Differences we keep on purpose (docs/placement.md says why).
 KNOWN: set[tuple[str, str]] = set()  # none today

@@ -8,7 +8,7 @@ import pytest
 from boto3.dynamodb.types import Binary
 
 from chalicelib.store.codec import from_item, to_item, to_value
-from chalicelib.store.keys import key, key_id
+from chalicelib.store.keys import holdable, holdable_partition, key, key_id
 
 
 def test_to_item_serializes_each_value_and_leaves_none_out() -> None:
@@ -99,3 +99,23 @@ def test_a_value_of_no_dynamodb_type_is_refused() -> None:
 
 def test_sets_hold_their_members_decoded() -> None:
     assert [type(n) for n in sorted(from_item({"v": {"NS": ["2", "0.5"]}})["v"])] == [float, int]
+
+
+@pytest.mark.parametrize(("pk", "sk", "held"), [
+    ("P" * 2048, "s" * 1024, True),  # DynamoDB's limits: 2,048 and 1,024 bytes
+    ("P" * 2049, "-", False),
+    ("P", "s" * 1025, False),
+    ("P", "\u00e9" * 512, True),  # two UTF-8 bytes each: 1,024
+    ("P", "\u00e9" * 513, False),
+    ("\u00e9" * 1025, "-", False),
+    ("", "-", False),  # empty key values are refused too
+    ("P", "", False),
+])
+def test_which_keys_dynamodb_can_hold(pk: str, sk: str, held: bool) -> None:
+    assert holdable(key(pk, sk)) is held
+
+
+@pytest.mark.parametrize(("pk", "held"), [("P" * 2048, True), ("P" * 2049, False), ("\u00e9" * 1024, True),
+                                          ("\u00e9" * 1025, False), ("", False)])
+def test_which_partitions_dynamodb_can_hold(pk: str, held: bool) -> None:
+    assert holdable_partition(pk) is held

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -238,3 +239,37 @@ def test_two_auth_tokens_are_401_even_when_one_is_valid(placement):
     response = app(event, LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000))
     assert response["statusCode"] == 401
     assert placement.get("/placement/resource_providers").status == 200
+
+
+LONG = "CUSTOM_" + "A" * 2000  # longer than any class or trait, and than a DynamoDB key can hold
+
+
+@pytest.mark.parametrize(("method", "path", "body", "version", "status", "detail"), [
+    ("GET", f"/resource_providers?resources={LONG}:1", None, "1.4", 400, "No such resource class"),
+    ("GET", f"/resource_providers?required={LONG}", None, "1.18", 400, "No such trait(s)"),
+    ("GET", f"/allocation_candidates?resources={LONG}:1", None, "1.10", 400, "No such resource class"),
+    ("GET", f"/allocation_candidates?resources=VCPU:1&root_required={LONG}", None, "1.35", 400, "No such trait"),
+    ("GET", f"/resource_classes/{LONG}", None, "1.7", 404, "No such resource class"),
+    ("DELETE", f"/resource_classes/{LONG}", None, "1.7", 404, "No such resource class"),
+    ("GET", f"/traits/{LONG}", None, "1.6", 404, "No such trait(s)"),
+    ("DELETE", f"/traits/{LONG}", None, "1.6", 404, "No such trait(s)"),
+    ("GET", "/resource_providers/{rp}/inventories/" + LONG, None, "1.6", 404, "No inventory of class"),
+    ("PUT", "/resource_providers/{rp}/traits", {"resource_provider_generation": 0, "traits": [LONG]}, "1.6", 400,
+     "JSON does not validate"),  # the schema's 255 characters, as upstream
+    ("PUT", "/resource_providers/{rp}/inventories", {"resource_provider_generation": 0,
+                                                     "inventories": {LONG: {"total": 1}}}, "1.6", 400, None),
+    ("PUT", "/allocations/{consumer}", {"allocations": {"{rp}": {"resources": {LONG: 1}}}, "project_id": PROJECT,
+                                        "user_id": USER, "consumer_generation": None}, "1.28", 400, None),
+])
+def test_a_name_no_class_or_trait_can_have_is_unknown_never_503(placement, method, path, body, version, status,
+                                                                 detail):
+    """Read under a key DynamoDB cannot hold, such a name was a ValidationException, a 503 no retry serves; it
+    is unknown, answered as the reference answers an unknown name (reference_differences.py runs these)."""
+    rp = provider(placement)
+    path = path.format(rp=rp, consumer=new_uuid())
+    if body is not None:
+        body = json.loads(json.dumps(body).replace("{rp}", rp))
+    answer = placement.request(method, "/placement" + path, body, version=version)
+    assert answer.status == status, answer.body
+    if detail is not None:
+        assert detail in answer.body["errors"][0]["detail"]
