@@ -137,6 +137,14 @@ STEPS: list[tuple[str, str, Any, dict[str, str]]] = [
         ("DELETE", f"/resource_providers/{RP}/inventories/{LONG}", None, "1.6"),
         ("PUT", f"/resource_providers/{RP}/traits", {"resource_provider_generation": 0, "traits": [LONG]}, "1.6"),
         ("PUT", f"/allocations/{C6}", {"allocations": {RP: {"resources": {LONG: 1}}}, **ALLOC}, "1.28"),
+        ("GET", f"/resource_providers?in_tree={'a' * 3000}", None, "1.14"),
+        ("GET", f"/resource_providers?uuid={'a' * 3000}", None, "1.14"),
+        ("GET", f"/resource_providers?name={'n' * 3000}", None, "1.14"),
+        ("GET", f"/resource_providers/{'a' * 3000}", None, "1.14"),
+        ("GET", f"/resource_providers/{'a' * 3000}/traits", None, "1.14"),
+        ("GET", f"/allocations/{'a' * 3000}", None, "1.28"),
+        ("DELETE", f"/allocations/{'a' * 3000}", None, "1.28"),
+        ("GET", f"/usages?project_id={'p' * 3000}", None, "1.9"),
     )),
 ]
 # Differences we keep on purpose (docs/placement.md says why).
