@@ -103,6 +103,7 @@ def test_sets_hold_their_members_decoded() -> None:
 
 @pytest.mark.parametrize(("pk", "sk", "held"), [
     ("P" * 2048, "s" * 1024, True),  # DynamoDB's limits: 2,048 and 1,024 bytes
+    ("P", "-", True),  # one byte each is enough
     ("P" * 2049, "-", False),
     ("P", "s" * 1025, False),
     ("P", "\u00e9" * 512, True),  # two UTF-8 bytes each: 1,024
@@ -115,7 +116,7 @@ def test_which_keys_dynamodb_can_hold(pk: str, sk: str, held: bool) -> None:
     assert holdable(key(pk, sk)) is held
 
 
-@pytest.mark.parametrize(("pk", "held"), [("P" * 2048, True), ("P" * 2049, False), ("\u00e9" * 1024, True),
+@pytest.mark.parametrize(("pk", "held"), [("P", True), ("P" * 2048, True), ("P" * 2049, False), ("\u00e9" * 1024, True),
                                           ("\u00e9" * 1025, False), ("", False)])
 def test_which_partitions_dynamodb_can_hold(pk: str, held: bool) -> None:
     assert holdable_partition(pk) is held
