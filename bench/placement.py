@@ -84,6 +84,7 @@ PROJECTS = [str(uuid.uuid4()) for _ in range(4)]
 USER = str(uuid.uuid4())
 NOAUTH_ADMIN_TOKEN = "admin"  # the reference runs noauth2: this is its admin token, no secret
 ROUND_TRIP_WRITES = 50
+WRITE_CALLS = ("BatchGetItem", "TransactWriteItems")  # an allocation write's calls, in the order it makes them
 HELD_TRAIT = "CUSTOM_BENCH_HELD"  # held by half the spread providers (CUSTOM_BENCH_DEV_KIND: by the trees only)
 
 
@@ -590,9 +591,8 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         calls = {op: count / ROUND_TRIP_WRITES for op, count in sorted(proxy.counts.items())}
         items = {op: sum(sizes) / len(sizes) for op, sizes in sorted(proxy.sizes.items())}
         actions = {action: count / ROUND_TRIP_WRITES for action, count in sorted(proxy.actions.items())}
-        write = ("BatchGetItem", "TransactWriteItems")  # a write's calls, in the order it makes them
-        if set(calls) != set(write):
-            raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(write)}")
+        if set(calls) != set(WRITE_CALLS):
+            raise RuntimeError(f"an allocation write made {calls}, not one {' and one '.join(WRITE_CALLS)}")
         per_write = sum(proxy.counts.values()) / ROUND_TRIP_WRITES
         # The threaded rows' writes: one recorded per spread provider (and its project), replayed in turn, so
         # that the floor's threads meet on items as the bench's writes do.
@@ -601,7 +601,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
             consumer = str(uuid.uuid4())
             if allocate(client, provider, consumer, PROJECTS[i % len(PROJECTS)])() != 204:
                 raise RuntimeError("a recorded write was refused")
-            spread.append(([(op, proxy.last[op]) for op in write], consumer))
+            spread.append(([(op, proxy.last[op]) for op in WRITE_CALLS], consumer))
         floors = {"PUT allocations, sequential": dynamodb_floor(store_endpoint, spread[-1:]),
                   f"PUT allocations, {THREADS} threads": dynamodb_floor(store_endpoint, spread, THREADS)}
         for row, (path, version, reads) in READ_FLOORS.items():
@@ -711,9 +711,8 @@ def dynamodb_floor(store_endpoint: str, recordings: list[Recording], threads: in
     Threaded, the threads are shared by SERVERS processes, as ours serves from SERVERS processes: in one
     process boto3's CPU under one interpreter lock, not the store, would bound the floor."""
     label = "sequential" if threads == 1 else f"{threads} threads"
-    phase = Phase("DynamoDB floor (boto3)", f"our calls, {label}", N, 0.0)
     if threads == 1:
-        elapsed, statuses, latencies = _floor_part(store_endpoint, recordings, 1, N)
+        parts = [_floor_part(store_endpoint, recordings, 1, N)]
     else:
         processes = max(1, min(SERVERS, threads))
         context = multiprocessing.get_context("spawn")  # a clean interpreter: no fork of this one's threads
@@ -727,11 +726,11 @@ def dynamodb_floor(store_endpoint: str, recordings: list[Recording], threads: in
         parts = [results.get(timeout=600) for _ in workers]
         for worker in workers:
             worker.join()
-        elapsed = max(part[0] for part in parts)
-        statuses = sum((collections.Counter(part[1]) for part in parts), collections.Counter())
-        latencies = [took for part in parts for took in part[2]]
-    phase.elapsed, phase.statuses, phase.latencies = elapsed, collections.Counter(statuses), latencies
-    return phase
+    statuses: collections.Counter[int] = collections.Counter()
+    for _, part_statuses, _ in parts:
+        statuses.update(part_statuses)
+    return Phase("DynamoDB floor (boto3)", f"our calls, {label}", N, max(part[0] for part in parts),
+                 [took for part in parts for took in part[2]], statuses)
 
 
 def _floor_worker(store_endpoint: str, recordings: list[Recording], threads: int, n: int, start: Any,
@@ -976,7 +975,7 @@ def main() -> int:
         ours = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
         reference = rows[row].median(names[0], lambda p: p.per_s) if row in rows and len(names) > 1 else None
         operation = row.split(",")[0]
-        sent = READ_FLOORS[operation][2] if operation in READ_FLOORS else ("BatchGetItem", "TransactWriteItems")
+        sent = READ_FLOORS[operation][2] if operation in READ_FLOORS else WRITE_CALLS
         print(f"- {row} ({' then '.join(sent)}): {phase.per_s:.0f}/s, p50 {phase.percentile(0.5):.1f} ms, p99 "
               f"{phase.percentile(0.99):.1f} ms" + (f", {phase.errors} refused" if phase.errors != "-" else "")
               + (f"; ours {ours:.0f}/s, {ours / phase.per_s:.2f}x of it" if ours and phase.per_s else "")

@@ -52,7 +52,7 @@ from chalicelib.placement.items import (
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
 from chalicelib.store.codec import to_item, to_value
-from chalicelib.store.keys import holdable_partition
+from chalicelib.store.keys import key_id
 from chalicelib.store.ops import (
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_OPS,
@@ -164,10 +164,11 @@ class PlacementStore:
     def _get(self, item_key: dict[str, Any]) -> dict[str, Any] | None:
         return get_item(self._client, self._table, item_key)
 
-    def _batch(self, keys: list[dict[str, Any]], workers: int = 1) -> dict[tuple[str, str], dict[str, Any]]:
+    def _batch(self, keys: list[dict[str, Any]], workers: int = 1, projection: str | None = None,
+               names: dict[str, str] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
         # BatchGetItem refuses a key given twice (e.g. one provider named by several consumers of a POST).
-        return batch_get(self._client, self._table, list({(k["pk"]["S"], k["sk"]["S"]): k for k in keys}.values()),
-                         workers=workers)
+        return batch_get(self._client, self._table, list({key_id(k): k for k in keys}.values()),
+                         workers=workers, projection=projection, names=names)
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
         return query_all(self._client, self._table, **kwargs)
@@ -181,8 +182,8 @@ class PlacementStore:
         items are read projected to all but their inventories and usages (most of an item's bytes), which
         those Providers hold empty: for lists that show providers without filtering on capacity."""
         keys = [provider_key(u) for u in uuids]
-        found = self._batch(keys) if inventories else \
-            batch_get(self._client, self._table, keys, projection=LISTED_PROJECTION, names=LISTED_NAMES)
+        found = self._batch(keys) if inventories else self._batch(keys, projection=LISTED_PROJECTION,
+                                                                   names=LISTED_NAMES)
         return {u: (_provider(found[(f"PLRP#{u}", "-")]) if (f"PLRP#{u}", "-") in found else None) for u in uuids}
 
     def provider_generations(self, uuids: list[str]) -> dict[str, int]:
@@ -347,10 +348,7 @@ class PlacementStore:
     # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
 
     def _keys(self, pk: str, page_size: int | None = None) -> Iterator[list[str]]:
-        """The sort keys of one partition, page by page (read as they are asked for); none of a partition
-        DynamoDB cannot hold (a class name no class can have)."""
-        if not holdable_partition(pk):
-            return
+        """The sort keys of one partition, page by page (read as they are asked for)."""
         extra: dict[str, Any] = {"Limit": page_size} if page_size else {}
         for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=False,
                                 ProjectionExpression="sk", ExpressionAttributeValues={":pk": {"S": pk}}, **extra):
@@ -410,8 +408,7 @@ class PlacementStore:
 
     def _custom_traits_by_key(self, names: list[str], projection: str) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of those of these custom traits that exist: consistent BatchGets, projected."""
-        return batch_get(self._client, self._table, [trait_key(n) for n in dict.fromkeys(names)],
-                         projection=projection)
+        return self._batch([trait_key(n) for n in names], projection=projection)
 
     def held_traits(self) -> set[str]:
         """Every trait some provider holds: the keys-only index, then the providers' `traits` only

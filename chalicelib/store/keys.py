@@ -28,8 +28,3 @@ def holdable(item_key: ItemKey) -> bool:
     2,000-character class or trait name in a path or a query)."""
     pk, sk = key_id(item_key)
     return 0 < len(pk.encode()) <= MAX_PARTITION_KEY_BYTES and 0 < len(sk.encode()) <= MAX_SORT_KEY_BYTES
-
-
-def holdable_partition(pk: str) -> bool:
-    """Whether DynamoDB can hold items in this partition (a Query of one it cannot finds nothing)."""
-    return 0 < len(pk.encode()) <= MAX_PARTITION_KEY_BYTES

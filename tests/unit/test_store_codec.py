@@ -8,7 +8,7 @@ import pytest
 from boto3.dynamodb.types import Binary
 
 from chalicelib.store.codec import from_item, to_item, to_value
-from chalicelib.store.keys import holdable, holdable_partition, key, key_id
+from chalicelib.store.keys import holdable, key, key_id
 
 
 def test_to_item_serializes_each_value_and_leaves_none_out() -> None:
@@ -115,8 +115,3 @@ def test_sets_hold_their_members_decoded() -> None:
 def test_which_keys_dynamodb_can_hold(pk: str, sk: str, held: bool) -> None:
     assert holdable(key(pk, sk)) is held
 
-
-@pytest.mark.parametrize(("pk", "held"), [("P", True), ("P" * 2048, True), ("P" * 2049, False), ("\u00e9" * 1024, True),
-                                          ("\u00e9" * 1025, False), ("", False)])
-def test_which_partitions_dynamodb_can_hold(pk: str, held: bool) -> None:
-    assert holdable_partition(pk) is held
