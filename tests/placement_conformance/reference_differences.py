@@ -181,26 +181,36 @@ def _normal(raw: str) -> Any:
     return data
 
 
+def _shown(path: str, most: int = 160) -> str:
+    return path if len(path) <= most else f"{path[:most]}... ({len(path)} characters)"
+
+
+def differences(reference_base: str, ours_base: str, ours_key: str) -> list[str]:
+    """Every step sent to both sides (each empty before the first), one line per answer that differs."""
+    found = []
+    for method, path, body, headers in STEPS:
+        theirs = _send(reference_base, NOAUTH_ADMIN_TOKEN, method, path, body, headers)
+        mine = _send(ours_base, ours_key, method, path, body, headers)
+        if theirs != mine and (method, path) not in KNOWN:
+            found.append(f"DIFF {method} {_shown(path)} {headers}\n  reference: {theirs}\n  ours:      {mine}")
+    return found
+
+
 def main() -> int:
     store = start_store()
     ours = start_placement_service(store.endpoint)
     with tempfile.TemporaryDirectory(prefix="placement-reference-") as workdir:
         reference = ReferencePlacement(Path(workdir))
         reference.start()
-        differences = 0
         try:
-            for method, path, body, headers in STEPS:
-                theirs = _send(reference.base, NOAUTH_ADMIN_TOKEN, method, path, body, headers)
-                mine = _send(ours.base, ours.key, method, path, body, headers)
-                if theirs != mine and (method, path) not in KNOWN:
-                    differences += 1
-                    print(f"DIFF {method} {path} {headers}\n  reference: {theirs}\n  ours:      {mine}")
+            found = differences(reference.base, ours.base, ours.key)
         finally:
             reference.stop()
             ours.stop()
             store.stop()
-    print(f"{len(STEPS)} requests, {differences} differences")
-    return 1 if differences else 0
+    print("\n".join(found))
+    print(f"{len(STEPS)} requests, {len(found)} differences")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""The fuzzer's one judgement that lets an answer of ours differ from the reference's without failing:
+candidates the reference drops by its anchor-blind dedup (`differential.anchor_blind_drops`). It must
+name that case and nothing wider, or it would hide a bug of ours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.placement_conformance.differential import Step, anchor_blind_drops
+
+A, B, C = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002", \
+    "cccccccc-0000-4000-8000-000000000003"
+QUERY = "/allocation_candidates?resources=VCPU:4,DISK_GB:2&resources1=MEMORY_MB:1024&group_policy=none"
+
+
+def request(**by_provider: dict[str, int]) -> dict[str, Any]:
+    return {"allocations": {p: {"resources": r} for p, r in by_provider.items()}}
+
+
+KEPT_1 = request(**{A: {"MEMORY_MB": 1024, "VCPU": 4, "DISK_GB": 2}})
+KEPT_B = request(**{A: {"MEMORY_MB": 1024, "VCPU": 4}, B: {"DISK_GB": 2}})  # B, a sharing root, paired with A
+KEPT_C = request(**{A: {"MEMORY_MB": 1024}, C: {"VCPU": 4, "DISK_GB": 2}})   # C: a child of A
+DROPPED = request(**{A: {"MEMORY_MB": 1024}, B: {"VCPU": 4, "DISK_GB": 2}})  # B serving the group alone
+SUMMARY = {"resources": {"VCPU": {"capacity": 8, "used": 0}}, "traits": []}
+
+
+def step(sharing: list[str], roots: dict[str, str] | None = None) -> Step:
+    return Step("candidates", "GET", QUERY, "1.25",
+                meta={"sharing_roots": sharing, "roots": roots or {A: A, B: B, C: A}})
+
+
+def body(requests: list[dict[str, Any]], summaries: list[str]) -> dict[str, Any]:
+    return {"allocation_requests": requests, "provider_summaries": {u: SUMMARY for u in summaries}}
+
+
+def test_named_when_the_reference_lacks_only_requests_of_a_sharing_root_it_paired() -> None:
+    named = anchor_blind_drops(step([B]), body([KEPT_1, KEPT_B], [A, B, C]),
+                               body([KEPT_1, DROPPED, KEPT_B], [A, B, C]))
+    assert named is not None and named.startswith("1 allocation requests the reference dropped")
+
+
+def test_our_summaries_may_add_the_trees_only_the_dropped_requests_use() -> None:
+    sharing_b_elsewhere = {A: A, B: B, C: C}   # C a root of its own here, used by no dropped request
+    assert anchor_blind_drops(step([B], sharing_b_elsewhere), body([KEPT_B], [A, B]),
+                              body([KEPT_B, DROPPED], [A, B])) is not None
+    assert anchor_blind_drops(step([B], sharing_b_elsewhere), body([KEPT_B], [A, B]),
+                              body([KEPT_B, DROPPED], [A, B, C])) is None
+
+
+@pytest.mark.parametrize(("case", "sharing", "theirs", "ours"), [
+    ("no sharing root known", [], body([KEPT_B], [A, B]), body([KEPT_B, DROPPED], [A, B])),
+    ("the reference never paired the sharing root", [B], body([KEPT_1], [A, B]),
+     body([KEPT_1, DROPPED], [A, B])),
+    ("the reference answered nothing", [B], body([], []), body([DROPPED], [A, B])),
+    ("the extra holds no sharing root", [B], body([KEPT_B], [A, B, C]), body([KEPT_B, KEPT_C], [A, B, C])),
+    ("the reference has one ours lacks", [B], body([KEPT_1, KEPT_B], [A, B]), body([KEPT_B, DROPPED], [A, B])),
+    ("the same requests", [B], body([KEPT_B], [A, B]), body([KEPT_B], [A, B])),
+    ("ours asks other amounts", [B], body([KEPT_B], [A, B]),
+     body([KEPT_B, request(**{A: {"MEMORY_MB": 1024}, B: {"VCPU": 5, "DISK_GB": 2}})], [A, B])),
+    ("a common summary differs", [B], body([KEPT_B], [A, B]),
+     {"allocation_requests": [KEPT_B, DROPPED],
+      "provider_summaries": {A: {"resources": {}, "traits": []}, B: SUMMARY}}),
+])
+def test_not_named(case: str, sharing: list[str], theirs: Any, ours: Any) -> None:
+    assert anchor_blind_drops(step(sharing), theirs, ours) is None, case
