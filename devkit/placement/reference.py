@@ -99,6 +99,7 @@ class ReferencePlacement:
     threads: int = 8
     database_url: str = ""           # empty: a fresh sqlite file under workdir (waitress)
     workers: int = 0                 # > 0: gunicorn with this many workers (of `threads` threads each)
+    hash_seed: str = ""              # PYTHONHASHSEED: fixes the order of its sets of strings (side-by-side tests)
     url: str = ""
     process: subprocess.Popen[str] | None = None
     output: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=200))
@@ -123,6 +124,8 @@ class ReferencePlacement:
             new_defaults=self.policy == "secure", policy_file=policy_file))
         env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
         env["OS_PLACEMENT_CONFIG_DIR"] = str(self.workdir)
+        if self.hash_seed:
+            env["PYTHONHASHSEED"] = self.hash_seed
         if self.workers:
             manage = subprocess.run([str(python().with_name("placement-manage")), "--config-file",  # noqa: S603
                                      str(self.workdir / "placement.conf"), "db", "sync"],

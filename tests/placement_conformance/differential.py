@@ -302,9 +302,10 @@ def anchor_blind_drops(step: Step, theirs: Any, ours: Any) -> str | None:
     set keeps whichever tree upstream's set iteration (by internal ids) met first. If its own tree
     came first, the combinations with the other tree's groups are lost. So the reference answers
     otherwise for the same state created in another order (docs/placement.md, "Where Placement does
-    otherwise"); ours are those of the order that keeps them. This names that case: the reference's
-    requests a strict subset of ours, every extra one holding a sharing root that the reference's own
-    requests hold too, the summaries equal but for the trees only the extra ones use."""
+    otherwise"); ours are those of the order that keeps them (checked: with the anchor in upstream's
+    __eq__, the reference answers ours). This names that case: a query of several groups, the
+    reference's requests a strict subset of ours, every extra one holding a sharing root and adding
+    up, the summaries equal but for the trees only the extra ones use."""
     if not (isinstance(theirs, dict) and isinstance(ours, dict)):
         return None
     sharing = set(step.meta.get("sharing_roots", ()))
@@ -313,10 +314,8 @@ def anchor_blind_drops(step: Step, theirs: Any, ours: Any) -> str | None:
     extras = [r for k, r in mine.items() if k not in their_keys]
     if not sharing or not extras or not their_keys < set(mine) or inconsistent_candidates(step, ours):
         return None
-    # The reference did pair each such sharing root with the trees of its answer: it was admitted
-    # there (aggregates, traits), and only the dedup can have dropped the rest.
-    paired = sharing & {u for r in theirs.get("allocation_requests") or [] for u in _providers_of(r)}
-    if any(not (_providers_of(r) & paired) for r in extras):
+    # Only merging groups by anchor loses requests: with one group either anchor gives the same one.
+    if len(request_groups(step)) < 2 or any(not (_providers_of(r) & sharing) for r in extras):
         return None
     # The summaries: the reference's as they are, and ours also of the trees only the extra ones use.
     roots: dict[str, str] = step.meta.get("roots", {})
@@ -367,13 +366,16 @@ def limit_of(step: Step) -> str | None:
     return values[0] if values and values[0].isdigit() and int(values[0]) > 0 else None
 
 
+def request_groups(step: Step) -> dict[str, str]:
+    """An allocation candidates query's `resources[SUFFIX]` values by key (a repeated key: the last)."""
+    return {key: value for key, value in urllib.parse.parse_qsl(step.path.partition("?")[2], keep_blank_values=True)
+            if re.fullmatch(r"resources[a-zA-Z0-9_-]*", key)}
+
+
 def requested_totals(step: Step) -> Counter[str]:
     """The amount of each class an allocation candidates query asks for, over all its groups."""
     totals: Counter[str] = Counter()
-    groups = {key: value for key, value in urllib.parse.parse_qsl(step.path.partition("?")[2],
-                                                                  keep_blank_values=True)
-              if re.fullmatch(r"resources[a-zA-Z0-9_-]*", key)}   # a repeated key: the last one counts
-    for value in groups.values():
+    for value in request_groups(step).values():
         for part in value.split(","):
             rc, _, amount = part.partition(":")
             if amount.strip().isdigit():
