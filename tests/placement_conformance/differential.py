@@ -289,10 +289,20 @@ def _errors(body: Any) -> list[dict[str, Any]] | None:
 
 
 def _providers_of(request: Any) -> set[str]:
+    """The providers an allocation request names (its 1.12+ object form or the older list form)."""
     allocations = request.get("allocations") if isinstance(request, dict) else None
     if isinstance(allocations, dict):
         return set(allocations)
     return {a["resource_provider"]["uuid"] for a in allocations or []}
+
+
+def _roots(step: Step, summaries: dict[str, Any]) -> dict[str, str]:
+    """Each provider's root: the generator's model, corrected by the summaries' root_provider_uuid (1.29+)."""
+    roots: dict[str, str] = dict(step.meta.get("roots", {}))
+    for u, summary in summaries.items():
+        if isinstance(summary, dict) and summary.get("root_provider_uuid"):
+            roots[u] = summary["root_provider_uuid"]
+    return roots
 
 
 def anchor_blind_drops(step: Step, theirs: Any, ours: Any) -> str | None:
@@ -318,9 +328,9 @@ def anchor_blind_drops(step: Step, theirs: Any, ours: Any) -> str | None:
     if len(request_groups(step)) < 2 or any(not (_providers_of(r) & sharing) for r in extras):
         return None
     # The summaries: the reference's as they are, and ours also of the trees only the extra ones use.
-    roots: dict[str, str] = step.meta.get("roots", {})
-    extra_trees = {roots.get(u, u) for r in extras for u in _providers_of(r)}
     their_summaries, our_summaries = theirs.get("provider_summaries") or {}, ours.get("provider_summaries") or {}
+    roots = _roots(step, our_summaries)
+    extra_trees = {roots.get(u, u) for r in extras for u in _providers_of(r)}
     if any(roots.get(u, u) not in extra_trees for u in set(our_summaries) - set(their_summaries)):
         return None
     if canonical(their_summaries) != canonical({u: our_summaries.get(u) for u in their_summaries}):
@@ -341,16 +351,8 @@ def _candidates_subset(step: Step, theirs_full: Any, ours: Any, limit: int) -> t
     strangers = [r for r in mine if _key(canonical(r)) not in full_requests]
     if strangers:
         return "stranger", f"allocation request not in the reference's full set: {_short(strangers[0])}"
-    roots: dict[str, str] = dict(step.meta.get("roots", {}))
-    for u, summary in (theirs_full.get("provider_summaries") or {}).items():
-        if isinstance(summary, dict) and summary.get("root_provider_uuid"):
-            roots[u] = summary["root_provider_uuid"]
-    used: set[str] = set()
-    for request in mine:
-        allocations = request.get("allocations")
-        names: list[str] = (list(allocations) if isinstance(allocations, dict)
-                            else [a["resource_provider"]["uuid"] for a in allocations or []])
-        used |= {roots.get(u, u) for u in names}
+    roots = _roots(step, theirs_full.get("provider_summaries") or {})
+    used = {roots.get(u, u) for request in mine for u in _providers_of(request)}
     full_summaries = theirs_full.get("provider_summaries", {})
     expected = {u: s for u, s in full_summaries.items() if roots.get(u, u) in used}
     if canonical(ours.get("provider_summaries")) != canonical(expected):

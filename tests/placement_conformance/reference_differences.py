@@ -208,7 +208,8 @@ def main() -> int:
             reference.stop()
             ours.stop()
             store.stop()
-    print("\n".join(found))
+    for line in found:
+        print(line)
     print(f"{len(STEPS)} requests, {len(found)} differences")
     return 1 if found else 0
 

@@ -42,10 +42,10 @@ def test_named_when_the_reference_lacks_only_requests_of_a_sharing_root() -> Non
 
 
 def test_our_summaries_may_add_the_trees_only_the_dropped_requests_use() -> None:
-    sharing_b_elsewhere = {A: A, B: B, C: C}   # C a root of its own here, used by no dropped request
-    assert anchor_blind_drops(step([B], sharing_b_elsewhere), body([KEPT_B], [A, B]),
+    c_own_root = {A: A, B: B, C: C}   # C a root of its own here, used by no dropped request
+    assert anchor_blind_drops(step([B], c_own_root), body([KEPT_B], [A, B]),
                               body([KEPT_B, DROPPED], [A, B])) is not None
-    assert anchor_blind_drops(step([B], sharing_b_elsewhere), body([KEPT_B], [A, B]),
+    assert anchor_blind_drops(step([B], c_own_root), body([KEPT_B], [A, B]),
                               body([KEPT_B, DROPPED], [A, B, C])) is None
 
 
