@@ -112,6 +112,12 @@ def has_room(provider: Provider, resources: Mapping[str, int]) -> bool:
     return True
 
 
+def indexed_class(resources: Mapping[str, int]) -> str:
+    """The class whose resource-class index a `resources` list reads its providers from: the first custom class
+    it names (an operator's class, usually held by few providers), else the first it names."""
+    return next((rc for rc in resources if rc.startswith("CUSTOM_")), next(iter(resources)))
+
+
 def narrowest(required: Sequence[frozenset[str]]) -> frozenset[str] | None:
     """The member_of set whose aggregates to read to find the candidates (the one naming fewest), or None."""
     return min(required, key=lambda s: (len(s), sorted(s))) if required else None

@@ -18,7 +18,7 @@ from chalicelib.placement import errors, items, reshape, rules, traits, trees
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
-from chalicelib.placement.list_filters import MemberOf, has_room, narrowest, unknown_class
+from chalicelib.placement.list_filters import MemberOf, has_room, indexed_class, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
@@ -124,7 +124,8 @@ class PlacementService:
                        member_of: MemberOf | None = None, resources: dict[str, int] | None = None,
                        required: TraitQuery | None = None) -> list[Provider]:
         """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
-        claim, one tree, the members of an aggregate, else every provider), then every filter as a predicate;
+        claim, one tree, the members of an aggregate, the holders of a class, else every provider), then every
+        filter as a predicate;
         the traits (`required`) last, as upstream: an unknown in_tree lists nothing before they are looked up."""
         root: str | None = None
         anchor: Provider | None = None
@@ -135,6 +136,7 @@ class PlacementService:
             root = anchor.root
         known = self._known_for_list(required)
         any_of = narrowest(member_of.required) if member_of else None
+        classes_checked = False
         # a list that filters on no capacity reads its providers without their inventories
         inventories = bool(resources)
         if uuid is not None:
@@ -151,13 +153,13 @@ class PlacementService:
                 [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
         elif known.held_by_none:
             found = []  # a required trait nobody holds: no provider to read, the checks below still run
+        elif resources:
+            found, classes_checked = self._holders_of_one_class(resources), True
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids(), inventories=inventories).values()
                      if p is not None]
-        if resources:
-            unknown = self._unknown_classes(sorted(resources))
-            if unknown:
-                raise unknown_class(unknown[0])
+        if resources and not classes_checked:
+            self._refuse_unknown_classes(resources)
         found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
         listed = [p for p in found
                   if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
@@ -165,6 +167,14 @@ class PlacementService:
                   and (not member_of or member_of.matches(p.aggregates))
                   and (not resources or has_room(p, resources))]
         return listed if required is None else self._filter_by_traits(listed, required, known)
+
+    def _holders_of_one_class(self, resources: dict[str, int]) -> list[Provider]:
+        """The providers holding an inventory of one class the list asks for (`indexed_class`), from the
+        resource-class index, read consistently. The classes are checked first: the index partition's key is
+        the class name, and an unknown class is the same 400 the check after any other read gives."""
+        self._refuse_unknown_classes(resources)
+        holders = self.store.class_holders(indexed_class(resources), consistent=True)
+        return [p for p in self.store.providers(holders).values() if p is not None]
 
     def _known_for_list(self, required: TraitQuery | None) -> KnownTraits:
         """The traits of a `required` filter that exist, and whether one of its groups is held by no provider
@@ -283,6 +293,11 @@ class PlacementService:
             "Please retry your update"))
 
     # --- inventories ---------------------------------------------------------------------------
+
+    def _refuse_unknown_classes(self, resources: dict[str, int]) -> None:
+        unknown = self._unknown_classes(sorted(resources))
+        if unknown:
+            raise unknown_class(unknown[0])
 
     def _unknown_classes(self, names: list[str]) -> list[str]:
         custom = [n for n in names if not is_standard(n)]

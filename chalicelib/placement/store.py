@@ -347,10 +347,10 @@ class PlacementStore:
 
     # --- allocation candidates: eventually consistent (a candidate may be stale; a claim re-checks) ----
 
-    def _keys(self, pk: str, page_size: int | None = None) -> Iterator[list[str]]:
+    def _keys(self, pk: str, page_size: int | None = None, *, consistent: bool = False) -> Iterator[list[str]]:
         """The sort keys of one partition, page by page (read as they are asked for)."""
         extra: dict[str, Any] = {"Limit": page_size} if page_size else {}
-        for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=False,
+        for page in query_pages(self._client, self._table, KeyConditionExpression="pk = :pk", ConsistentRead=consistent,
                                 ProjectionExpression="sk", ExpressionAttributeValues={":pk": {"S": pk}}, **extra):
             yield [item["sk"] for item in page]
 
@@ -358,8 +358,11 @@ class PlacementStore:
         """The providers holding an inventory of the class (the resource-class index), `page_size` at a time."""
         return self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}", page_size)
 
-    def class_holders(self, resource_class: str) -> list[str]:
-        return [u for page in self._keys(f"{items.CLASS_INDEX_PREFIX}{resource_class}") for u in page]
+    def class_holders(self, resource_class: str, *, consistent: bool = False) -> list[str]:
+        """Every provider holding an inventory of the class; `consistent` for a list that must show the
+        inventory writes made before it (the index items are written in the same transactions)."""
+        pk = f"{items.CLASS_INDEX_PREFIX}{resource_class}"
+        return [u for page in self._keys(pk, consistent=consistent) for u in page]
 
     def tree_uuids(self, root: str) -> list[str]:
         """Every provider of the tree rooted at `root`: one Query of gsi1 (keys only)."""

@@ -246,6 +246,17 @@ def test_member_of_refusals(values, several, forbidden, text):
     assert text in refused.value.detail
 
 
+@pytest.mark.parametrize(("resources", "read"), [
+    ({"VCPU": 1}, "VCPU"),
+    ({"VCPU": 1, "MEMORY_MB": 512}, "VCPU"),  # the first named
+    ({"MEMORY_MB": 512, "VCPU": 1}, "MEMORY_MB"),
+    ({"VCPU": 1, "CUSTOM_GOLD": 1}, "CUSTOM_GOLD"),  # a custom class before any standard one
+    ({"CUSTOM_B": 1, "VCPU": 1, "CUSTOM_A": 1}, "CUSTOM_B"),
+])
+def test_a_resources_list_reads_one_class_index_a_custom_one_first(resources, read):
+    assert list_filters.indexed_class(resources) == read
+
+
 def test_resources_parse_and_refusals():
     assert list_filters.parse_resources("VCPU:2,DISK_GB:10") == {"VCPU": 2, "DISK_GB": 10}
     for value, text in [("", "Got: empty string."), ("VCPU", "Got: VCPU."), ("DISK_GB:5,", "Got: ."),

@@ -136,3 +136,37 @@ def test_a_prefix_list_reads_the_registry_from_the_prefix_on(placement, services
     # a prefix longer than any name: an empty answer, as upstream, not a key condition DynamoDB refuses
     answer = placement.get("/placement/traits?name=startswith:CUSTOM_" + "A" * 2000, version="1.6")
     assert answer.status == 200 and answer.body["traits"] == []
+
+
+def test_a_resources_list_reads_the_holders_of_one_class_from_its_index(placement, services):
+    """`resources` without a narrower filter: one consistent Query of the resource-class index of a class it
+    names (a custom one first) and a BatchGet of those providers only, not every provider."""
+    name = f"CUSTOM_LISTED_{new_uuid()[:8].upper()}"
+    assert placement.put(f"/placement/resource_classes/{name}", None, version="1.7").status == 201
+    holders = {provider(placement, VCPU={"total": 8}, **{name: {"total": 4}}) for _ in range(2)}
+    full = provider(placement, VCPU={"total": 8}, **{name: {"total": 1}})
+    for _ in range(4):
+        provider(placement, VCPU={"total": 8})  # hold VCPU only: not read
+    asked: list[dict] = []
+
+    def record(params, **_):
+        asked.append(params)
+
+    services.client.meta.events.register("provide-client-params.dynamodb", record)
+    try:
+        answer, calls = trips(services, lambda: placement.get(
+            f"/placement/resource_providers?resources=VCPU:1,{name}:2", version="1.4"))
+    finally:
+        services.client.meta.events.unregister("provide-client-params.dynamodb", record)
+    assert answer.status == 200
+    assert {p["uuid"] for p in answer.body["resource_providers"]} == holders  # `full` lacks room for 2
+    assert calls == {"BatchGetItem": 2, "Query": 1}  # the custom class known, its index, its holders
+    query = next(p for p in asked if "KeyConditionExpression" in p)
+    assert query["ConsistentRead"] is True and query["ExpressionAttributeValues"][":pk"]["S"] == f"PLRCX#{name}"
+    read = [len(keys["Keys"]) for p in asked for keys in p.get("RequestItems", {}).values()]
+    assert read == [1, len(holders) + 1]  # the class item; the providers holding the class (`full` too)
+    assert full not in {p["uuid"] for p in answer.body["resource_providers"]}
+    # an unknown class is 400 before any index is read
+    answer, calls = trips(services, lambda: placement.get(
+        "/placement/resource_providers?resources=CUSTOM_NEVER_MADE_X:1", version="1.4"))
+    assert answer.status == 400 and calls == {"BatchGetItem": 1}
