@@ -106,14 +106,20 @@ def check_transaction(ops: Sequence[Op]) -> None:
         raise TooLarge(len(ops), size)
 
 
-def get_item(client: Any, table: str, item_key: ItemKey) -> Item | None:
-    """One strongly consistent GetItem; None when there is no such item (none is read under a key DynamoDB
-    cannot hold: `keys.holdable`)."""
+def get_item(client: Any, table: str, item_key: ItemKey, *, projection: str | None = None,
+             names: dict[str, str] | None = None, consistent: bool = True) -> Item | None:
+    """One GetItem, strongly consistent unless `consistent` is False, optionally projected; None when there is
+    no such item (none is read under a key DynamoDB cannot hold: `keys.holdable`)."""
     if not holdable(item_key):
         return None
+    extra: dict[str, Any] = {}
+    if projection is not None:
+        extra["ProjectionExpression"] = projection
+    if names:
+        extra["ExpressionAttributeNames"] = names
     with store_errors():
         raw = client.get_item(
-            TableName=table, Key=item_key, ConsistentRead=True, ReturnConsumedCapacity="TOTAL"
+            TableName=table, Key=item_key, ConsistentRead=consistent, ReturnConsumedCapacity="TOTAL", **extra
         ).get("Item")
     return from_item(raw)
 
