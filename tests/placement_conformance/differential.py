@@ -368,6 +368,13 @@ def limit_of(step: Step) -> str | None:
     return values[0] if values and values[0].isdigit() and int(values[0]) > 0 else None
 
 
+def without_limit(path: str) -> str:
+    """The same query with every `limit` parameter left out (a query may repeat it), the rest byte for byte."""
+    base, _, query = path.partition("?")
+    kept = [part for part in query.split("&") if part and not part.startswith("limit=") and part != "limit"]
+    return f"{base}?{'&'.join(kept)}" if kept else base
+
+
 def request_groups(step: Step) -> dict[str, str]:
     """An allocation candidates query's `resources[SUFFIX]` values by key (a repeated key: the last)."""
     return {key: value for key, value in urllib.parse.parse_qsl(step.path.partition("?")[2], keep_blank_values=True)
@@ -606,6 +613,8 @@ class Generator:
         self.nested = rng.random() < 0.7           # this run builds trees
         self.plan: list[Callable[[], Step | None]] = []
         self.focus: set[str] = set()                # operations drawn five times as often (--focus)
+        self.fleet = 0                              # deployment scenarios built before anything else (--fleet)
+        self.built = 0
 
     # helpers
     def uuid(self) -> str:
@@ -1406,7 +1415,7 @@ class Generator:
             pool = [*STANDARD_TRAITS, *sorted(self.model.custom_traits)]
             pairs.append(("root_required", ",".join(self._required(m, False, pool)[:1])))
         if (m >= 16 or self.chance(0.03)) and self.chance(0.25):
-            limit = self.rng.choice(("1", "2", "3", "50", "0" if self.chance(0.1) else "2"))
+            limit = self.rng.choice(("1", "2", "3", "7", "50", "0" if self.chance(0.1) else "2"))
             pairs.append(("limit", limit))
         if self.chance(0.02):
             pairs.append(("bogus", "1"))
@@ -1604,13 +1613,15 @@ class Generator:
             if planned.op == "show_provider":   # a generation read first: the planned step again after it
                 self.plan.insert(0, thunk)
             return planned
-        if len(self.model.providers) < 14 and self.chance(0.02 if self.model.providers else 0.5):
+        building = self.built < self.fleet
+        if building or (len(self.model.providers) < 14 and self.chance(0.02 if self.model.providers else 0.5)):
             scenarios = [self.scenario_flat_compute]
             if self.nested:
                 scenarios += [self.scenario_compute_tree] * 2
             if self.sharing:
                 scenarios.append(self.scenario_sharing)
             self.plan = self.rng.choice(scenarios)()
+            self.built += building
             return self.next()
         weights = {name: w * (5 if name in self.focus else 1) for name, w in self.weights().items()}
         names = list(weights)
@@ -1757,9 +1768,7 @@ class Harness:
         self.requests += 1
         full = None
         if limit_of(step) and theirs.status == 200:
-            unlimited = Step(step.op, step.method, re.sub(r"([?&])limit=[^&]*&?", r"\1", step.path).rstrip("?&"),
-                             step.version)
-            full = self.theirs.send(unlimited)
+            full = self.theirs.send(Step(step.op, step.method, without_limit(step.path), step.version))
         return Played(step, theirs, ours, compare(step, theirs, ours, full))
 
     def replay(self, steps: list[Step]) -> list[Played]:
@@ -1870,6 +1879,7 @@ def run_fuzz(args: argparse.Namespace, harness: Harness | None = None) -> int:
             harness.reset()
             generator = Generator(random.Random(f"{args.seed}:{run}"), run)
             generator.focus = set(args.focus.split(",")) if args.focus else set()
+            generator.fleet = args.fleet
             history: list[Played] = []
             soft_seen: set[str] = set()
             pending: list[tuple[int, list[Played], Played, list[Difference]]] = []
@@ -1971,6 +1981,9 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--save", help="a directory for each difference's sequence (JSON, for --replay)")
     parser.add_argument("--replay", help="play a saved sequence and show every answer")
     parser.add_argument("--focus", help="operations drawn five times as often, e.g. candidates,put_allocations")
+    parser.add_argument("--fleet", type=int, default=0,
+                        help="deployment scenarios (flat nodes, trees, sharing storage) each run builds first, "
+                             "so that candidate queries answer many candidates and `limit` cuts them")
     parser.add_argument("--stats", action="store_true", help="print the reference's statuses per operation")
     parser.add_argument("--verbose", action="store_true", help="also print soft differences as they come")
     return parser

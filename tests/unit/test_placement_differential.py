@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.placement_conformance.differential import Step, anchor_blind_drops
+from tests.placement_conformance.differential import Step, anchor_blind_drops, without_limit
 
 A, B, C = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002", \
     "cccccccc-0000-4000-8000-000000000003"
@@ -72,3 +72,18 @@ def test_not_named_for_one_group_where_either_anchor_gives_the_same_request() ->
 ])
 def test_not_named(case: str, sharing: list[str], theirs: Any, ours: Any) -> None:
     assert anchor_blind_drops(step(sharing), theirs, ours) is None, case
+
+
+@pytest.mark.parametrize(("path", "full"), [
+    ("/allocation_candidates?resources=DISK_GB:2&limit=3", "/allocation_candidates?resources=DISK_GB:2"),
+    # a repeated limit (a mutated query): every one goes, not only the first
+    ("/allocation_candidates?resources=DISK_GB:2&limit=3&limit=3", "/allocation_candidates?resources=DISK_GB:2"),
+    ("/allocation_candidates?limit=2&resources=VCPU:1&required=!CUSTOM_X", "/allocation_candidates?resources=VCPU:1"
+     "&required=!CUSTOM_X"),
+    ("/allocation_candidates?limit=1", "/allocation_candidates"),
+    # other parameters stay byte for byte, even one whose name starts like it
+    ("/allocation_candidates?resources=VCPU%3A1&limits=2&limit=1",
+     "/allocation_candidates?resources=VCPU%3A1&limits=2"),
+])
+def test_the_full_set_is_asked_without_any_limit(path: str, full: str) -> None:
+    assert without_limit(path) == full
