@@ -41,6 +41,10 @@ RESHAPE_READERS = 4
 ALL_CONSUMER_TYPES = "all"
 
 
+def _unknown_trait(name: str) -> errors.PlacementError:
+    return errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {name}.')
+
+
 def _no_provider(uuid: str) -> errors.PlacementError:
     return errors.ProviderNotFound(f"No resource provider with uuid {uuid} found")
 
@@ -125,8 +129,10 @@ class PlacementService:
                        required: TraitQuery | None = None) -> list[Provider]:
         """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
         claim, one tree, the members of an aggregate, the holders of a class, else every provider), then every
-        filter as a predicate;
-        the traits (`required`) last, as upstream: an unknown in_tree lists nothing before they are looked up."""
+        filter as a predicate. The checks come in upstream's order (its `_get_all_by_filters_from_db`): an
+        unknown in_tree lists nothing; an unknown required trait is 400; no provider at all with the required
+        traits lists nothing; an unknown forbidden trait is 400; an aggregate without members lists nothing;
+        an unknown class is 400."""
         root: str | None = None
         anchor: Provider | None = None
         if in_tree is not None:
@@ -135,6 +141,8 @@ class PlacementService:
                 return []  # as Placement: an unknown provider's tree is empty
             root = anchor.root
         known = self._known_for_list(required)
+        if required is not None and self._checked_traits_list_none(required, known):
+            return []
         any_of = narrowest(member_of.required) if member_of else None
         classes_checked = False
         # a list that filters on no capacity reads its providers without their inventories
@@ -147,32 +155,29 @@ class PlacementService:
             found = self._tree_by_keys(anchor) or self.tree(anchor.root)
         elif any_of is not None:
             members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
-            if not members:  # as Placement: no member, no answer (before the classes are checked, not the traits)
-                return [] if required is None else self._filter_by_traits([], required, known)
-            found = [] if known.held_by_none else \
-                [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
-        elif known.held_by_none:
-            found = []  # a required trait nobody holds: no provider to read, the checks below still run
+            if not members:  # as Placement: no member, no answer (before the classes are checked)
+                return []
+            found = [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
         elif resources:
+            if self._unknown_class_lists_none(resources, required, known):
+                return []
             found, classes_checked = self._holders_of_one_class(resources), True
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids(), inventories=inventories).values()
                      if p is not None]
-        if resources and not classes_checked:
-            self._refuse_unknown_classes(resources)
+        if resources and not classes_checked and self._unknown_class_lists_none(resources, required, known):
+            return []
         found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
-        listed = [p for p in found
-                  if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
-                  and (root is None or p.root == root)
-                  and (not member_of or member_of.matches(p.aggregates))
-                  and (not resources or has_room(p, resources))]
-        return listed if required is None else self._filter_by_traits(listed, required, known)
+        return [p for p in found
+                if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
+                and (root is None or p.root == root)
+                and (not member_of or member_of.matches(p.aggregates))
+                and (not resources or has_room(p, resources))
+                and (required is None or required.matches(p.traits))]
 
     def _holders_of_one_class(self, resources: dict[str, int]) -> list[Provider]:
         """The providers holding an inventory of one class the list asks for (`indexed_class`), from the
-        resource-class index, read consistently. The classes are checked first: the index partition's key is
-        the class name, and an unknown class is the same 400 the check after any other read gives."""
-        self._refuse_unknown_classes(resources)
+        resource-class index, read consistently (the classes are known: the partition's key is a class name)."""
         holders = self.store.class_holders(indexed_class(resources), consistent=True)
         return [p for p in self.store.providers(holders).values() if p is not None]
 
@@ -293,11 +298,6 @@ class PlacementService:
             "Please retry your update"))
 
     # --- inventories ---------------------------------------------------------------------------
-
-    def _refuse_unknown_classes(self, resources: dict[str, int]) -> None:
-        unknown = self._unknown_classes(sorted(resources))
-        if unknown:
-            raise unknown_class(unknown[0])
 
     def _unknown_classes(self, names: list[str]) -> list[str]:
         custom = [n for n in names if not is_standard(n)]
@@ -643,22 +643,38 @@ class PlacementService:
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
-    def _filter_by_traits(self, providers: list[Provider], query: TraitQuery, found: KnownTraits) -> list[Provider]:
-        """The `required` filter of GET /resource_providers, checked as upstream checks it: an unknown required
-        trait is a 400; when no provider at all has the required traits the answer is empty before forbidden
-        traits are looked up; an unknown forbidden trait is a 400 too."""
-        required = query.required_names()
-        known = found.names
-        unknown = traits.first_unknown(required, known.__contains__)
+    def _checked_traits_list_none(self, query: TraitQuery, known: KnownTraits) -> bool:
+        """The `required` filter's checks, as upstream makes them before reading any provider: an unknown
+        required trait is 400; when no provider at all has the required traits the list is empty (True), before
+        an unknown forbidden trait, which is 400 then."""
+        unknown = traits.first_unknown(query.required_names(), known.names.__contains__)
         if unknown is not None:
-            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
-        unknown = traits.first_unknown(sorted(query.forbidden), known.__contains__)
+            raise _unknown_trait(unknown)
+        if query.required and known.held_by_none:
+            return True
+        unknown = traits.first_unknown(sorted(query.forbidden), known.names.__contains__)
         if unknown is not None:
-            if query.required and found.held_by_none:
-                return []
-            everyone = [p for p in self.store.providers(self.store.provider_uuids(), inventories=False).values()
-                        if p is not None]
-            if query.required and not any(TraitQuery(required=query.required).matches(p.traits) for p in everyone):
-                return []
-            raise errors.UnknownTrait(f'Invalid trait(s) in "required" parameter: No such trait(s): {unknown}.')
-        return [p for p in providers if query.matches(p.traits)]
+            if self._nobody_has_required(query):
+                return True
+            raise _unknown_trait(unknown)
+        return False
+
+    def _nobody_has_required(self, query: TraitQuery) -> bool:
+        """No provider at all has the required traits (every provider read: only on the way to a 400, which
+        upstream answers only when some provider has them)."""
+        if not query.required:
+            return False
+        wanted = TraitQuery(required=query.required)
+        everyone = self.store.providers(self.store.provider_uuids(), inventories=False).values()
+        return not any(p is not None and wanted.matches(p.traits) for p in everyone)
+
+    def _unknown_class_lists_none(self, resources: dict[str, int], required: TraitQuery | None,
+                                  known: KnownTraits) -> bool:
+        """An unknown class is 400, unless no provider at all has the required traits: upstream's list is then
+        empty before it looks the classes up (True)."""
+        unknown = self._unknown_classes(sorted(resources))
+        if not unknown:
+            return False
+        if required is not None and self._nobody_has_required(required):
+            return True
+        raise unknown_class(unknown[0])

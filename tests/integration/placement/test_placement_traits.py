@@ -13,6 +13,8 @@ from tests.integration.placement.helpers import claim, new_uuid, provider
 from tests.integration.placement.test_placement_concurrency import run_threads
 
 V = "1.39"
+NO_AGGREGATE = "22222222-2222-4222-8222-222222222222"
+NO_PROVIDER = "33333333-3333-4333-8333-333333333333"
 
 
 def _set(placement: Any, rp: str, traits: list[str], generation: int) -> Any:
@@ -162,7 +164,8 @@ def test_the_required_filter(placement):
 
 def test_a_required_custom_trait_nobody_holds_lists_nothing_after_the_same_checks(placement):
     """Answered from the trait's holder count without reading providers; the answer and its refusals are
-    those of reading them (an unknown class first, then unknown traits; forbidden ones not looked up)."""
+    those of reading them (unknown required traits 400; then nothing, before forbidden traits and classes are
+    looked up)."""
     held, unheld = (f"CUSTOM_{tag}_{new_uuid()[:8].upper()}" for tag in ("HELD", "UNHELD"))
     for name in (held, unheld):
         assert placement.put(f"/placement/traits/{name}", version="1.28").status == 201
@@ -180,12 +183,41 @@ def test_a_required_custom_trait_nobody_holds_lists_nothing_after_the_same_check
     assert listed(f"required=in:{held},{unheld}") == {a}
     assert listed(f"required={unheld}&uuid={a}") == set()
     assert listed(f"required={unheld}&resources=VCPU:1") == set()
-    assert listed(f"required={unheld}&resources=CUSTOM_NO_SUCH_CLASS:1") == 400
+    assert listed(f"required={unheld}&resources=CUSTOM_NO_SUCH_CLASS:1") == set()  # as upstream: no class lookup
+    assert listed(f"required={held}&resources=CUSTOM_NO_SUCH_CLASS:1") == 400
     assert listed(f"required={unheld},CUSTOM_NO_SUCH_TRAIT") == 400
     assert listed(f"required={unheld},!CUSTOM_NO_SUCH_TRAIT") == set()  # nobody has the required: no lookup
     assert listed(f"required={held},!CUSTOM_NO_SUCH_TRAIT") == 400
     _set(placement, b, [unheld], 0)
     assert listed(f"required={unheld}") == {b}
+
+
+@pytest.mark.parametrize(("query", "status"), [
+    # upstream's order (_get_all_by_filters_from_db), each case checked against Placement 16.0.0: an unknown
+    # in_tree lists nothing; an unknown required trait is 400; no provider at all with the required traits
+    # lists nothing; an unknown forbidden trait is 400; an aggregate without members lists nothing; an
+    # unknown class is 400
+    ("required=CUSTOM_UNHELD&resources=CUSTOM_NO_SUCH_CLASS:1", 200),
+    ("required=CUSTOM_HELD&resources=CUSTOM_NO_SUCH_CLASS:1", 400),
+    ("required=HW_CPU_X86_SSE&resources=CUSTOM_NO_SUCH_CLASS:1", 200),  # a standard trait nobody holds
+    ("required=CUSTOM_UNHELD,!CUSTOM_NOPE", 200),
+    ("required=CUSTOM_HELD,!CUSTOM_NOPE", 400),
+    (f"required=CUSTOM_UNHELD&member_of=in:{NO_AGGREGATE}&resources=CUSTOM_NO:1", 200),
+    (f"required=CUSTOM_HELD&member_of=in:{NO_AGGREGATE}&resources=CUSTOM_NO:1", 200),
+    (f"required=CUSTOM_HELD&uuid={NO_PROVIDER}&resources=CUSTOM_NO:1", 400),
+    (f"in_tree={NO_PROVIDER}&required=CUSTOM_NOPE", 200),
+    (f"required=CUSTOM_HELD,!CUSTOM_NOPE&member_of=in:{NO_AGGREGATE}", 400),
+    ("required=CUSTOM_NOPE&resources=CUSTOM_NO:1", 400),
+])
+def test_a_list_refuses_and_answers_nothing_in_upstreams_order(placement, query, status):
+    for name in ("CUSTOM_HELD", "CUSTOM_UNHELD"):
+        assert placement.put(f"/placement/traits/{name}", version="1.28").status in (201, 204)
+    rp = provider(placement)
+    assert _set(placement, rp, ["CUSTOM_HELD"], 0).status == 200
+    answer = placement.get(f"/placement/resource_providers?{query}", version="1.39")
+    assert answer.status == status, answer.body
+    if status == 200:
+        assert answer.body["resource_providers"] == []
 
 
 def test_round_trips_of_the_traits_endpoints(placement, services):
