@@ -23,7 +23,7 @@ from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
 from chalicelib.placement.store import PlacementStore
-from chalicelib.placement.traits import KnownTraits, TraitListFilter, TraitQuery
+from chalicelib.placement.traits import TraitListFilter, TraitQuery
 from chalicelib.store.ops import ConditionFailed
 from chalicelib.store.retry import pause_before_retry
 
@@ -127,12 +127,9 @@ class PlacementService:
     def list_providers(self, name: str | None, uuid: str | None, *, in_tree: str | None = None,
                        member_of: MemberOf | None = None, resources: dict[str, int] | None = None,
                        required: TraitQuery | None = None) -> list[Provider]:
-        """GET /resource_providers: the providers read from the narrowest source the filters allow (a key, a name
-        claim, one tree, the members of an aggregate, the holders of a class, else every provider), then every
-        filter as a predicate. The checks come in upstream's order (its `_get_all_by_filters_from_db`): an
-        unknown in_tree lists nothing; an unknown required trait is 400; no provider at all with the required
-        traits lists nothing; an unknown forbidden trait is 400; an aggregate without members lists nothing;
-        an unknown class is 400."""
+        """GET /resource_providers: the filters checked in upstream's order (`_refused_or_lists_none`), then the
+        providers read from the narrowest source the filters allow (a key, a name claim, one tree, the members
+        of an aggregate, the holders of a class, else every provider), then every filter as a predicate."""
         root: str | None = None
         anchor: Provider | None = None
         if in_tree is not None:
@@ -140,11 +137,9 @@ class PlacementService:
             if anchor is None:
                 return []  # as Placement: an unknown provider's tree is empty
             root = anchor.root
-        known = self._known_for_list(required)
-        if required is not None and self._checked_traits_list_none(required, known):
+        if self._refused_or_lists_none(required, member_of, resources):
             return []
         any_of = narrowest(member_of.required) if member_of else None
-        classes_checked = False
         # a list that filters on no capacity reads its providers without their inventories
         inventories = bool(resources)
         if uuid is not None:
@@ -155,18 +150,12 @@ class PlacementService:
             found = self._tree_by_keys(anchor) or self.tree(anchor.root)
         elif any_of is not None:
             members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
-            if not members:  # as Placement: no member, no answer (before the classes are checked)
-                return []
             found = [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
         elif resources:
-            if self._unknown_class_lists_none(resources, required, known):
-                return []
-            found, classes_checked = self._holders_of_one_class(resources), True
+            found = self._holders_of_one_class(resources)
         else:
             found = [p for p in self.store.providers(self.store.provider_uuids(), inventories=inventories).values()
                      if p is not None]
-        if resources and not classes_checked and self._unknown_class_lists_none(resources, required, known):
-            return []
         found.sort(key=lambda p: (p.created_at, p.uuid))  # creation order, as Placement lists them
         return [p for p in found
                 if (name is None or p.name == name) and (uuid is None or p.uuid == uuid)
@@ -180,15 +169,6 @@ class PlacementService:
         resource-class index, read consistently (the classes are known: the partition's key is a class name)."""
         holders = self.store.class_holders(indexed_class(resources), consistent=True)
         return [p for p in self.store.providers(holders).values() if p is not None]
-
-    def _known_for_list(self, required: TraitQuery | None) -> KnownTraits:
-        """The traits of a `required` filter that exist, and whether one of its groups is held by no provider
-        at all (every trait in it custom, each with no holder): then no provider can match, and the list
-        reads none (the holder counts come with the lookup the filter makes anyway)."""
-        if required is None:
-            return KnownTraits(frozenset(), held_by_none=False)
-        known, holders = self._trait_lookup(required.required_names() + sorted(required.forbidden))
-        return KnownTraits(known, held_by_none=traits.held_by_none(required, holders))
 
     def _tree_by_keys(self, anchor: Provider) -> list[Provider] | None:
         """The tree of `anchor` read from its root down a level at a time, by consistent BatchGets of the
@@ -643,21 +623,34 @@ class PlacementService:
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
-    def _checked_traits_list_none(self, query: TraitQuery, known: KnownTraits) -> bool:
-        """The `required` filter's checks, as upstream makes them before reading any provider: an unknown
-        required trait is 400; when no provider at all has the required traits the list is empty (True), before
-        an unknown forbidden trait, which is 400 then."""
-        unknown = traits.first_unknown(query.required_names(), known.names.__contains__)
-        if unknown is not None:
-            raise _unknown_trait(unknown)
-        if query.required and known.held_by_none:
-            return True
-        unknown = traits.first_unknown(sorted(query.forbidden), known.names.__contains__)
-        if unknown is not None:
-            if self._nobody_has_required(query):
+    def _refused_or_lists_none(self, required: TraitQuery | None, member_of: MemberOf | None,
+                               resources: dict[str, int] | None) -> bool:
+        """The 400s of a list's filters, raised in upstream's order (`_get_all_by_filters_from_db`), and True
+        where upstream's list is empty before a later check: an unknown required trait is 400; when no provider
+        at all has the required traits the list is empty; an unknown forbidden trait is 400; when no provider
+        at all is in every member_of the list is empty; an unknown class is 400. Those two "no provider at all"
+        facts are global (whatever else narrows the list) and change the answer only where a 400 would follow:
+        they are computed only then, except a custom trait's holder count, which the lookup reads anyway."""
+        if required is not None:
+            known, holders = self._trait_lookup(required.required_names() + sorted(required.forbidden))
+            unknown = traits.first_unknown(required.required_names(), known.__contains__)
+            if unknown is not None:
+                raise _unknown_trait(unknown)
+            if required.required and traits.held_by_none(required, holders):
                 return True
-            raise _unknown_trait(unknown)
-        return False
+            unknown = traits.first_unknown(sorted(required.forbidden), known.__contains__)
+            if unknown is not None:
+                if self._nobody_has_required(required):
+                    return True
+                raise _unknown_trait(unknown)
+        unknown_classes = self._unknown_classes(sorted(resources)) if resources else []
+        if not unknown_classes:
+            return False
+        if required is not None and self._nobody_has_required(required):
+            return True
+        if member_of is not None and self._nobody_in_every_member_of(member_of):
+            return True
+        raise unknown_class(unknown_classes[0])
 
     def _nobody_has_required(self, query: TraitQuery) -> bool:
         """No provider at all has the required traits (every provider read: only on the way to a 400, which
@@ -668,13 +661,13 @@ class PlacementService:
         everyone = self.store.providers(self.store.provider_uuids(), inventories=False).values()
         return not any(p is not None and wanted.matches(p.traits) for p in everyone)
 
-    def _unknown_class_lists_none(self, resources: dict[str, int], required: TraitQuery | None,
-                                  known: KnownTraits) -> bool:
-        """An unknown class is 400, unless no provider at all has the required traits: upstream's list is then
-        empty before it looks the classes up (True)."""
-        unknown = self._unknown_classes(sorted(resources))
-        if not unknown:
-            return False
-        if required is not None and self._nobody_has_required(required):
-            return True
-        raise unknown_class(unknown[0])
+    def _nobody_in_every_member_of(self, member_of: MemberOf) -> bool:
+        """No provider at all is in one of the aggregates of each member_of (upstream's
+        `provider_ids_matching_aggregates`): read on the way to a 400 only, like `_nobody_has_required`."""
+        common: set[str] | None = None
+        for any_of in member_of.required:
+            members = set().union(*(self.store.aggregate_members(a) for a in sorted(any_of)))
+            common = members if common is None else common & members
+            if not common:
+                return True
+        return False

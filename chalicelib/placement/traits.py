@@ -193,15 +193,6 @@ def first_unknown(names: Iterable[str], known: Callable[[str], bool]) -> str | N
     return next((name for name in names if not known(name)), None)
 
 
-@dataclass(frozen=True)
-class KnownTraits:
-    """What the lookup of a `required` filter's traits found: the names that exist, and whether the filter
-    can match no provider at all (`held_by_none`)."""
-
-    names: frozenset[str]
-    held_by_none: bool
-
-
 def held_by_none(query: TraitQuery, holders: Mapping[str, int]) -> bool:
     """True when some required group is only custom traits that exist and no provider holds (`holders`: how
     many providers hold each existing custom trait): no provider has that group, so none matches. Standard

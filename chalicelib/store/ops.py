@@ -106,17 +106,19 @@ def check_transaction(ops: Sequence[Op]) -> None:
         raise TooLarge(len(ops), size)
 
 
+def _projected(projection: str | None, names: dict[str, str] | None) -> dict[str, Any]:
+    """A read's projection arguments (none: the whole item)."""
+    return ({"ProjectionExpression": projection} if projection is not None else {}) | \
+        ({"ExpressionAttributeNames": names} if names else {})
+
+
 def get_item(client: Any, table: str, item_key: ItemKey, *, projection: str | None = None,
              names: dict[str, str] | None = None, consistent: bool = True) -> Item | None:
     """One GetItem, strongly consistent unless `consistent` is False, optionally projected; None when there is
     no such item (none is read under a key DynamoDB cannot hold: `keys.holdable`)."""
     if not holdable(item_key):
         return None
-    extra: dict[str, Any] = {}
-    if projection is not None:
-        extra["ProjectionExpression"] = projection
-    if names:
-        extra["ExpressionAttributeNames"] = names
+    extra = _projected(projection, names)
     with store_errors():
         raw = client.get_item(
             TableName=table, Key=item_key, ConsistentRead=consistent, ReturnConsumedCapacity="TOTAL", **extra
@@ -170,11 +172,7 @@ def batch_get(
     and `sk`, which index the answer.
     """
     keys = [k for k in keys if holdable(k)]  # no item is held under another (`keys.holdable`)
-    extra: dict[str, Any] = {} if consistent else {"ConsistentRead": False}
-    if projection is not None:
-        extra["ProjectionExpression"] = projection
-    if names:
-        extra["ExpressionAttributeNames"] = names
+    extra = _projected(projection, names) | ({} if consistent else {"ConsistentRead": False})
     chunks = [keys[i:i + BATCH_GET_KEYS] for i in range(0, len(keys), BATCH_GET_KEYS)]
 
     def read(chunk: list[ItemKey]) -> dict[KeyId, Item]:

@@ -220,6 +220,36 @@ def test_a_list_refuses_and_answers_nothing_in_upstreams_order(placement, query,
         assert answer.body["resource_providers"] == []
 
 
+@pytest.mark.parametrize(("query", "status"), [
+    # no provider at all in every member_of lists nothing before an unknown class, whatever else narrows the
+    # list (a global step upstream, its provider_ids_matching_aggregates); each case checked against
+    # Placement 16.0.0. {a} is in {g1}, {b} in {g2}; {none} has no member.
+    ("name={a_name}&member_of=in:{none}&resources=CUSTOM_NO:1", 200),
+    ("in_tree={a}&member_of=in:{none}&resources=CUSTOM_NO:1", 200),
+    ("uuid={a}&member_of={none}&resources=CUSTOM_NO:1", 200),
+    ("member_of={g1}&member_of={g2}&resources=CUSTOM_NO:1", 200),  # each has members, none in both
+    ("uuid={a}&member_of={g1}&member_of={g2}&resources=CUSTOM_NO:1", 200),
+    ("uuid={b}&member_of={g1}&resources=CUSTOM_NO:1", 400),  # someone is in {g1}: the class is looked up
+    ("member_of=in:{g1},{none}&resources=CUSTOM_NO:1", 400),
+    ("member_of=!{g1}&resources=CUSTOM_NO:1", 400),  # a forbidden aggregate empties nothing
+    ("member_of={g1}&member_of={g2}&required=CUSTOM_NOPE", 400),  # traits come before aggregates
+    ("member_of={none}&required=!CUSTOM_NOPE", 400),
+    ("member_of={g1}&member_of={g2}", 200),
+])
+def test_nobody_in_every_member_of_lists_nothing_before_an_unknown_class(placement, query, status):
+    a_name = new_uuid()
+    a, b = provider(placement, a_name), provider(placement)
+    g1, g2, none = new_uuid(), new_uuid(), new_uuid()
+    for rp, aggregate in ((a, g1), (b, g2)):
+        body = {"resource_provider_generation": 0, "aggregates": [aggregate]}
+        assert placement.put(f"/placement/resource_providers/{rp}/aggregates", body, version="1.39").status == 200
+    answer = placement.get("/placement/resource_providers?" + query.format(a=a, b=b, a_name=a_name, g1=g1, g2=g2,
+                                                                            none=none), version="1.39")
+    assert answer.status == status, answer.body
+    if status == 200:
+        assert answer.body["resource_providers"] == []
+
+
 def test_round_trips_of_the_traits_endpoints(placement, services):
     """Counted at botocore's send hook: what docs/placement.md's traits table says each endpoint reads."""
     from tests.integration.placement.test_placement_round_trips import trips
