@@ -3,11 +3,13 @@ from indexed state (candidate_search.py over candidates.py), the answer in the m
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from chalicelib.http.family import Reply, Request
 from chalicelib.placement import candidate_query, web
 from chalicelib.placement.candidates import Candidate, Result
+from chalicelib.placement.classes import class_order
 from chalicelib.placement.microversion import Version
 from chalicelib.placement.schemas import allocation_candidate as schema
 from chalicelib.placement.service import PlacementService
@@ -18,13 +20,21 @@ SUMMARY_TRAITS = (1, 17)
 ALL_CLASSES = (1, 27)
 SUMMARY_TREES = (1, 29)
 MAPPINGS = (1, 34)
+_T = TypeVar("_T")
+
+
+def in_class_order(amounts: Mapping[str, _T]) -> dict[str, _T]:
+    """A provider's amounts keyed in upstream's order: standard classes by id, then custom ones (its SQL's rows
+    come in resource class id order, and the `openstack` CLI prints them as they come)."""
+    return {rc: amounts[rc] for rc in class_order(amounts)}
 
 
 def _request(candidate: Candidate, version: Version) -> dict[str, Any]:
     if version < DICT_REQUESTS:
-        return {"allocations": [{"resource_provider": {"uuid": rp}, "resources": dict(res)}
+        return {"allocations": [{"resource_provider": {"uuid": rp}, "resources": in_class_order(res)}
                                 for rp, res in candidate.resources.items()]}
-    answer: dict[str, Any] = {"allocations": {rp: {"resources": dict(res)} for rp, res in candidate.resources.items()}}
+    answer: dict[str, Any] = {"allocations": {rp: {"resources": in_class_order(res)}
+                                              for rp, res in candidate.resources.items()}}
     if version >= MAPPINGS:
         answer["mappings"] = {suffix: list(uuids) for suffix, uuids in candidate.mappings.items()}
     return answer
@@ -39,9 +49,10 @@ def trait_order(traits: frozenset[str]) -> list[str]:
 def render(result: Result, requested: frozenset[str], version: Version) -> dict[str, Any]:
     summaries: dict[str, Any] = {}
     for summary in result.summaries:
-        entry: dict[str, Any] = {"resources": {
-            rc: {"capacity": capacity, "used": used} for rc, (capacity, used) in summary.resources.items()
-            if version >= ALL_CLASSES or rc in requested}}
+        shown = in_class_order(summary.resources)
+        entry: dict[str, Any] = {"resources": {rc: {"capacity": capacity, "used": used}
+                                               for rc, (capacity, used) in shown.items()
+                                               if version >= ALL_CLASSES or rc in requested}}
         if version >= SUMMARY_TRAITS:
             entry["traits"] = trait_order(summary.traits)
         if version >= SUMMARY_TREES:
