@@ -10,7 +10,7 @@ STAGE ?= dev
 
 .PHONY: help setup setup-serve lock run test test-store test-unit test-integration bench bench-fleet \
 	bench-commitments lint clean gabbits bench-placement placement-clients placement-clients-lock \
-	placement-reference-db
+	placement-reference-db placement-cli-record
 
 help: ## this list: every target and what it does
 	@awk -F ':.*## ' -v PORT=$(PORT) -v STAGE=$(STAGE) -v LOCALSTACK_PORT=$(LOCALSTACK_PORT) \
@@ -126,6 +126,9 @@ placement-clients-lock: | $(UV) ## recompile devkit/placement/clients-constraint
 	$(UV) pip compile --quiet --python-version 3.11 --no-emit-index-url \
 	  --custom-compile-command "make placement-clients-lock" $(if $(UPGRADE),--upgrade) \
 	  devkit/placement/clients-requirements.in -o devkit/placement/clients-constraints.txt
+
+placement-cli-record: setup ## record devkit/placement/cli-session.txt's outputs from the real Placement 16.0.0
+	$(PY) -m devkit.placement.cli_session --record
 
 placement-reference-db: setup ## Debian's PostgreSQL for the bench's reference Placement, installed when missing
 	$(PY) -m devkit.placement.postgres install

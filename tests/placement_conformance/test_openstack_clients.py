@@ -20,7 +20,9 @@ import openstack
 import pytest
 
 from chalicelib.placement import microversion
-from devkit.placement.service import PlacementService
+from devkit.placement import cli_session
+from devkit.placement.service import PlacementService, start_placement_service
+from tests.support.stores import StoreServer
 
 OPENSTACK = Path(sys.executable).with_name("openstack")
 # The latest microversion is the service's own (1.39 since the Placement 1.29-1.39 issue).
@@ -82,6 +84,21 @@ def test_openstack_cli_create_inventory_allocate_usages_delete(placement_service
     cli(placement_service, "resource", "provider", "allocation", "delete", consumer)
     cli(placement_service, "resource", "provider", "delete", rp)
     assert "HTTP 404" in cli(placement_service, "resource", "provider", "show", rp, ok=False)
+
+
+def test_an_openstack_cli_session_at_1_39_prints_what_it_prints_against_placement(store_server: StoreServer) -> None:
+    """devkit/placement/cli-session.txt: nested providers, re-parenting, traits, aggregates, sharing, candidates
+    with groups, consumer types, and the refusals between them, each command's exit code and output as the
+    real Placement 16.0.0 gave them (recorded: `make placement-cli-record`). On an empty table of its own,
+    since the session lists everything."""
+    service = start_placement_service(store_server.endpoint)
+    try:
+        steps = list(zip(cli_session.commands(), cli_session.expected(), strict=True))
+        differing = [(command.line, expected, got) for command, expected in steps
+                     if (got := cli_session.run(command, service.base, service.key)) != expected]
+    finally:
+        service.stop()
+    assert not differing, "\n".join(f"{line}\n  Placement: {want}\n  ours:      {got}" for line, want, got in differing)
 
 
 @pytest.mark.parametrize("path", ["/placement", "/placement/"])
