@@ -98,7 +98,7 @@ class CandidateSearch:
                     f"Invalid resource class in resources parameter: No such resource class {rc}.")
 
     def _aggregates_empty(self, group: RequestGroup) -> bool:
-        return any(not any(self._store.aggregate_members(a) for a in sorted(any_of)) for any_of in group.member_of)
+        return any(not self._store.member_in_every([any_of]) for any_of in group.member_of)
 
     def _checked(self, query: CandidateQuery) -> bool:
         """False when the request has no candidates before any provider is read."""

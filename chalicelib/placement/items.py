@@ -57,8 +57,9 @@ SHARES_VIA_AGGREGATE = "MISC_SHARES_VIA_AGGREGATE"
 # A provider holds at most this many custom traits, so that deleting it (provider, name claim, one ref per
 # custom class and trait, its tree's and link's counters) stays one transaction of at most 100 items.
 MAX_CUSTOM_TRAITS = 64
-# A provider is a member of at most this many aggregates (each is one `PLAGG#` item its delete removes).
-MAX_AGGREGATES = 32
+# A provider is a member of at most this many aggregates: each is one `PLAGG#` item, written in the provider's
+# transaction while they fit, else one call each around it (docs/decisions/0047).
+MAX_AGGREGATES = 1000
 
 
 def provider_key(uuid: str) -> dict[str, Any]:
@@ -307,7 +308,7 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
                      *linked_version_bump(table, read)]
 
 
-def delete_provider(table: str, read: Provider) -> list[Op]:
+def delete_provider(table: str, read: Provider, *, memberships: bool = True) -> list[Op]:
     """The provider, unchanged since read and without children, and its name claim go; its parent's
     counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
     parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
@@ -323,7 +324,8 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
                                      "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
             *parent,
-            *aggregate_member_changes(table, read.uuid, read.aggregates, frozenset()),
+            *(aggregate_member_changes(table, read, read.aggregates, frozenset(), read.version)
+              if memberships else []),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *class_index_updates(table, read.uuid, read.inventories, {}),
             *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
@@ -400,27 +402,67 @@ def update_provider(table: str, read: Provider, name: str, parent_uuid: str | No
 # --- aggregates (1.1, 1.19) ------------------------------------------------------------------------
 
 
-def aggregate_member_changes(table: str, provider_uuid: str, before: frozenset[str],
-                             after: frozenset[str]) -> list[Op]:
-    """The `PLAGG#<aggregate>` items of the aggregates added (Put) and removed (Delete)."""
-    ops = [Op(f"{AGGREGATE_MEMBER}{agg}", {"Put": {"TableName": table, "Item": to_item({
-        "pk": f"PLAGG#{agg}", "sk": provider_uuid, "kind": "placement-aggregate-member"})}})
-        for agg in sorted(after - before)]
+def member_item(aggregate: str, provider: Provider, version: int) -> dict[str, Any]:
+    """A `PLAGG#<aggregate>` membership item: a hint that the provider is a member, which readers check on the
+    provider item. `v` is the provider version it was written for and `inc` the provider's incarnation (its
+    creation time), so that a clean-up never removes one a later write needs (decision 0047)."""
+    return {"pk": f"PLAGG#{aggregate}", "sk": provider.uuid, "kind": "placement-aggregate-member",
+            "v": version, "inc": provider.created_at}
+
+
+def aggregate_member_changes(table: str, provider: Provider, before: frozenset[str], after: frozenset[str],
+                             version: int) -> list[Op]:
+    """The `PLAGG#<aggregate>` items of the aggregates added (Put, for `version`) and removed (Delete), inside
+    the transaction that commits the provider at `version`."""
+    ops = [Op(f"{AGGREGATE_MEMBER}{agg}", {"Put": {"TableName": table,
+                                                    "Item": to_item(member_item(agg, provider, version))}})
+           for agg in sorted(after - before)]
     ops += [Op(f"{AGGREGATE_MEMBER}{agg}", {"Delete": {"TableName": table,
-                                                       "Key": aggregate_member_key(agg, provider_uuid)}})
+                                                       "Key": aggregate_member_key(agg, provider.uuid)}})
             for agg in sorted(before - after)]
     return ops
 
 
-def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
-                     bump_generation: bool) -> tuple[Provider, list[Op]]:
-    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and its membership
-    items: 1 + one per aggregate added or removed."""
+MEMBER_NAMES = {"#kind": "kind", "#v": "v", "#inc": "inc"}
+
+
+def member_raise(aggregate: str, provider: Provider, version: int) -> dict[str, Any]:
+    """UpdateItem arguments that write a membership item ahead of the provider's transaction (for `version`),
+    never lowering the version of one of the same incarnation (a slower, stale writer's would let a clean-up
+    remove an item a later write needs). A failed condition means it is already there, newer."""
+    return {"item_key": aggregate_member_key(aggregate, provider.uuid),
+            "update": "SET #kind = :kind, #v = :v, #inc = :inc",
+            "condition": "attribute_not_exists(#v) OR #inc <> :inc OR #v < :v", "names": MEMBER_NAMES,
+            "values": {":kind": {"S": "placement-aggregate-member"}, ":v": {"N": str(version)},
+                       ":inc": {"N": str(provider.created_at)}}}
+
+
+def member_release(aggregate: str, provider: Provider, version: int | None) -> dict[str, Any]:
+    """DeleteItem arguments that remove a membership item after the transaction that committed the provider at
+    `version` without it: only one written for that version or before (none written for a later one, which a
+    later write needs), of this incarnation (or written before items named theirs). `version` None: the
+    provider is deleted, and every item of its incarnation goes."""
+    values: dict[str, Any] = {":inc": {"N": str(provider.created_at)}}
+    condition = "attribute_not_exists(#v) OR #inc = :inc"
+    if version is not None:
+        condition = "attribute_not_exists(#v) OR (#inc = :inc AND #v <= :v)"
+        values[":v"] = {"N": str(version)}
+    return {"item_key": aggregate_member_key(aggregate, provider.uuid), "condition": condition,
+            "names": {"#v": "v", "#inc": "inc"}, "values": values}
+
+
+def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *, bump_generation: bool,
+                     memberships: bool = True) -> tuple[Provider, list[Op]]:
+    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and (`memberships`)
+    its membership items: 1 + one per aggregate added or removed. Without them, 1 item: the store writes them
+    around the transaction (decision 0047)."""
     condition, values = unchanged(read.version)
     written = Provider(**{**read.__dict__, "aggregates": aggregates, "version": read.version + 1,
                           "generation": read.generation + (1 if bump_generation else 0)})
-    return written, [provider_put(table, written, condition, values),
-                     *aggregate_member_changes(table, read.uuid, read.aggregates, aggregates)]
+    ops = [provider_put(table, written, condition, values)]
+    if memberships:
+        ops += aggregate_member_changes(table, read, read.aggregates, aggregates, written.version)
+    return written, ops
 
 
 # --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------

@@ -664,10 +664,4 @@ class PlacementService:
     def _nobody_in_every_member_of(self, member_of: MemberOf) -> bool:
         """No provider at all is in one of the aggregates of each member_of (upstream's
         `provider_ids_matching_aggregates`): read on the way to a 400 only, like `_nobody_has_required`."""
-        common: set[str] | None = None
-        for any_of in member_of.required:
-            members = set().union(*(self.store.aggregate_members(a) for a in sorted(any_of)))
-            common = members if common is None else common & members
-            if not common:
-                return True
-        return False
+        return bool(member_of.required) and not self.store.member_in_every(list(member_of.required))

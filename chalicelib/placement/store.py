@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from chalicelib.errors import Unavailable
+from chalicelib.observability import logger
 from chalicelib.placement import errors, items, reshape, trees
 from chalicelib.placement.items import (
     PROVIDER_INDEX_PK,
@@ -54,6 +56,7 @@ from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, Provi
 from chalicelib.store.codec import to_item, to_value
 from chalicelib.store.keys import key_id
 from chalicelib.store.ops import (
+    BATCH_GET_KEYS,
     MAX_TRANSACTION_BYTES,
     MAX_TRANSACTION_OPS,
     Op,
@@ -65,6 +68,7 @@ from chalicelib.store.ops import (
     query_all,
     query_pages,
     transact,
+    update_if,
 )
 
 __all__ = ["PlacementStore", "name_key", "provider_key"]
@@ -220,10 +224,30 @@ class PlacementStore:
         return trees.tree_members((p for p in found.values() if p is not None), root)
 
     def aggregate_members(self, aggregate: str) -> set[str]:
-        """The providers of one aggregate: one consistent Query of its `PLAGG#<aggregate>` partition."""
+        """The providers of one aggregate as its membership items name them (one consistent Query of its
+        `PLAGG#<aggregate>` partition): every member, and perhaps some that no longer are, which readers drop
+        on the provider items they read (docs/decisions/0047)."""
         items = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
                             ExpressionAttributeValues={":pk": {"S": f"PLAGG#{aggregate}"}})
         return {i["sk"] for i in items}
+
+    def member_in_every(self, member_of: list[frozenset[str]]) -> bool:
+        """Whether some provider is in one aggregate of each set: the providers the membership items name in
+        all of them are read, a batch at a time, until one's own aggregates say so."""
+        common: set[str] | None = None
+        for any_of in member_of:
+            named = set().union(*(self.aggregate_members(a) for a in sorted(any_of)))
+            common = named if common is None else common & named
+            if not common:
+                return False
+        candidates = sorted(common or ())
+        # the first one named nearly always is one (a hint is stale only after a failure): read it alone first
+        for batch in [candidates[:1], *(candidates[i:i + BATCH_GET_KEYS]
+                                        for i in range(1, len(candidates), BATCH_GET_KEYS))]:
+            found = self.providers(batch, inventories=False).values()
+            if any(p is not None and all(p.aggregates & any_of for any_of in member_of) for p in found):
+                return True
+        return False
 
     def provider_with_allocations(self, uuid: str) -> tuple[Provider | None, dict[str, dict[str, Any]]]:
         """The provider item and its consumers' allocation items: one consistent Query of its partition. A provider
@@ -461,12 +485,37 @@ class PlacementStore:
         return written
 
     def write_aggregates(self, read: Provider, aggregates: frozenset[str], *, bump_generation: bool) -> Provider:
+        """One transaction with the membership items when they fit in it; else the items added are written
+        before it and those removed deleted after it, each conditioned so that none a later write needs goes
+        (docs/decisions/0047): a failure between leaves only hints that readers check on the provider."""
         written, ops = items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation)
-        self._transact(ops)
+        if len(ops) <= MAX_TRANSACTION_OPS:
+            self._transact(ops)
+            return written
+        for aggregate in sorted(aggregates - read.aggregates):
+            update_if(self._client, self._table, **items.member_raise(aggregate, read, written.version))
+        self._transact(items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation,
+                                              memberships=False)[1])
+        self._release_members(read, sorted(read.aggregates - aggregates), written.version)
         return written
 
+    def _release_members(self, provider: Provider, aggregates: list[str], version: int | None) -> None:
+        """The clean-up after a committed write: best effort, since the write stands and its answer must say
+        so; an item the store fails to delete stays a hint readers drop (decision 0047)."""
+        try:
+            for aggregate in aggregates:
+                delete_if(self._client, self._table, **items.member_release(aggregate, provider, version))
+        except Unavailable:
+            logger.warning("aggregate memberships left behind", extra={"provider": provider.uuid})
+
     def delete_provider(self, read: Provider) -> None:
-        self._transact(items.delete_provider(self._table, read))
+        """One transaction; a provider in more aggregates than fit in it loses its membership items after it."""
+        ops = items.delete_provider(self._table, read)
+        if len(ops) <= MAX_TRANSACTION_OPS:
+            self._transact(ops)
+            return
+        self._transact(items.delete_provider(self._table, read, memberships=False))
+        self._release_members(read, sorted(read.aggregates), None)
 
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
         """Replace the provider's inventories; generation +1. Returns the provider as written."""

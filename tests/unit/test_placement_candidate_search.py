@@ -47,6 +47,13 @@ class FakeStore:
         self.calls.append(f"agg:{aggregate}")
         return set(self.aggregates.get(aggregate, set()))
 
+    def member_in_every(self, member_of: list[frozenset[str]]) -> bool:
+        """As the store: the membership items name the providers (`aggregates`, hints that may name more), and
+        a provider counts only when its own aggregates say so."""
+        self.calls.append("member_in_every")
+        named = set.intersection(*(set().union(*(self.aggregates.get(a, set()) for a in s)) for s in member_of))
+        return any(u in self.by_uuid and all(self.by_uuid[u].aggregates & s for s in member_of) for u in named)
+
     def tree_uuids(self, root: str) -> list[str]:
         self.calls.append(f"tree:{root}")
         return [u for u, p in self.by_uuid.items() if p.root == root]
@@ -171,6 +178,15 @@ def test_a_member_of_nobody_is_in_answers_nothing_before_the_traits_are_checked(
     agg = "11111111-1111-1111-1111-111111111111"
     query = f"resources=VCPU:1&member_of={agg}&required=CUSTOM_NOT_A_TRAIT"
     result = search(FakeStore([compute("cn-0001")]), query)
+    assert result.candidates == [] and result.summaries == []
+
+
+def test_a_membership_item_whose_provider_is_no_longer_a_member_counts_for_nothing():
+    """Membership items are hints (decision 0047): one left behind by an interrupted write names a provider
+    whose own aggregates do not hold the aggregate, and the member_of is as empty as with no item at all."""
+    agg = "11111111-1111-1111-1111-111111111111"
+    query = f"resources=VCPU:1&member_of={agg}&required=CUSTOM_NOT_A_TRAIT"
+    result = search(FakeStore([compute("cn-0001", VCPU=4)], aggregates={agg: {"cn-0001"}}), query)
     assert result.candidates == [] and result.summaries == []
 
 
