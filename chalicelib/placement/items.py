@@ -78,6 +78,22 @@ def consumer_key(uuid: str) -> dict[str, Any]:
     return key(f"PLCONS#{uuid}")
 
 
+def consumer_allocations_attributes(allocations: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """A consumer item's allocations: `allocs` by provider, and `allocOrder`, the order they were written in
+    (a map's keys come back in no defined order; upstream lists a consumer's providers in the order its
+    rows were inserted, which is the order the last write named them)."""
+    return {"allocs": allocations, "allocOrder": list(allocations)}
+
+
+def consumer_allocations(item: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """A consumer item's allocations in the order they were written (an item written before `allocOrder`:
+    its providers sorted)."""
+    stored: dict[str, dict[str, Any]] = item.get("allocs") or {}
+    written = [rp for rp in item.get("allocOrder") or [] if rp in stored]
+    order = written + sorted(set(stored) - set(written))
+    return {rp: {rc: int(n) for rc, n in stored[rp].items()} for rp in order}
+
+
 def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
     """A usage counter's sk in its project's partition: `-` (the project), `USER#<user>`, and per consumer
     type (1.38) `T#<type>` and `UT#<user>#<type>`. A type has no `#` (^[A-Z0-9_]+$ or `unknown`), so the

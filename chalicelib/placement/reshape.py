@@ -339,7 +339,8 @@ def open_ops(table: str, plan: Plan, expires_at: int) -> list[Op]:
 def _consumer_item(consumer: Consumer) -> dict[str, Any]:
     return {"pk": f"PLCONS#{consumer.uuid}", "sk": "-", "kind": "placement-consumer", "uuid": consumer.uuid,
             "project": consumer.project_id, "user": consumer.user_id, "generation": consumer.generation,
-            "version": consumer.version, "allocs": consumer.allocations, "updatedAt": items.now(),
+            "version": consumer.version, **items.consumer_allocations_attributes(consumer.allocations),
+            "updatedAt": items.now(),
             "ctype": consumer.consumer_type}
 
 

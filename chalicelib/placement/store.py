@@ -122,7 +122,7 @@ def _consumer(item: dict[str, Any]) -> Consumer:
     return Consumer(
         uuid=item["uuid"], project_id=item["project"], user_id=item["user"],
         generation=int(item["generation"]), version=int(item["version"]),
-        allocations={rp: {rc: int(n) for rc, n in res.items()} for rp, res in (item.get("allocs") or {}).items()},
+        allocations=items.consumer_allocations(item),
         updated_at=int(item.get("updatedAt", 0)),
         consumer_type=item.get("ctype") or None,
     )
@@ -591,7 +591,8 @@ class PlacementStore:
             put: dict[str, Any] = {"TableName": self._table, "ConditionExpression": condition, "Item": to_item({
                 "pk": f"PLCONS#{uuid}", "sk": "-", "kind": "placement-consumer", "uuid": uuid,
                 "project": new.project_id, "user": new.user_id, "generation": new.generation,
-                "version": new.version, "allocs": new.allocations, "updatedAt": now(),
+                "version": new.version, **items.consumer_allocations_attributes(new.allocations),
+                "updatedAt": now(),
                 "ctype": new.consumer_type,
             })}
             if values:

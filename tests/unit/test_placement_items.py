@@ -140,3 +140,21 @@ def test_moving_a_fresh_child_or_its_subtree_updates_them():
     assert not moved.fresh_child and "fresh" not in ops[0].request["Put"]["Item"]
     rewrite = next(o for o in ops if o.name == f"{items.DESCENDANT}{GRANDCHILD}").request["Update"]
     assert rewrite["UpdateExpression"].endswith("REMOVE fresh")
+
+
+@pytest.mark.parametrize(("stored", "expected"), [
+    ({"allocs": {"b": {"VCPU": 1}, "a": {"DISK_GB": 2}}, "allocOrder": ["b", "a"]}, ["b", "a"]),
+    ({"allocs": {"b": {"VCPU": 1}, "a": {"DISK_GB": 2}}, "allocOrder": ["a", "b"]}, ["a", "b"]),
+    ({"allocs": {"b": {"VCPU": 1}, "a": {"DISK_GB": 2}}}, ["a", "b"]),  # written before allocOrder: sorted
+    ({"allocs": {"c": {"VCPU": 1}, "a": {}, "b": {}}, "allocOrder": ["c", "x"]}, ["c", "a", "b"]),
+    ({}, []),
+])
+def test_a_consumers_allocations_come_back_in_the_order_they_were_written(stored, expected):
+    assert list(items.consumer_allocations(stored)) == expected
+
+
+def test_a_consumers_allocations_are_stored_with_their_order():
+    allocations = {"b": {"VCPU": 1}, "a": {"DISK_GB": 2}}
+    stored = items.consumer_allocations_attributes(allocations)
+    assert stored == {"allocs": allocations, "allocOrder": ["b", "a"]}
+    assert items.consumer_allocations(stored) == allocations and list(items.consumer_allocations(stored)) == ["b", "a"]
