@@ -67,6 +67,12 @@ class PlacementService:
                 self.reshaper.meet(fenced.reshape_id)
         raise exhausted()
 
+    def _reads(self, uuid: str, first: Provider | None) -> Callable[[], Provider]:
+        """The provider each attempt of a write reads: `first` (what the handler read for its 404, consistently)
+        on the first attempt, read again on every retry (a retry follows a condition that failed on it)."""
+        pending = [first] if first is not None else []
+        return lambda: pending.pop() if pending else self.provider(uuid)
+
     @staticmethod
     def _unfenced(read: Provider) -> Provider:
         if read.fence is not None:
@@ -194,13 +200,15 @@ class PlacementService:
         return members
 
     def update_provider(self, uuid: str, name: str, *, parent_given: bool = False, parent_uuid: str | None = None,
-                        features: Features | None = None) -> Provider:
+                        features: Features | None = None, read_first: Provider | None = None) -> Provider:
         """A rename, and from 1.14 a new parent (1.37: another one, or none): the provider, its old and new
-        parent's counters and its descendants (root rewritten, or checked) in one transaction."""
+        parent's counters and its descendants (root rewritten, or checked) in one transaction. `read_first`:
+        the provider as just read (`_reads`)."""
         reparenting = features.reparenting if features is not None else False
+        reads = self._reads(uuid, read_first)
 
         def attempt() -> Provider:
-            read = self._unfenced(self.provider(uuid))
+            read = self._unfenced(reads())
             try:
                 if not parent_given or parent_uuid == read.parent_uuid:
                     written = self.store.rename_provider(read, name)
@@ -259,14 +267,17 @@ class PlacementService:
     # --- aggregates ----------------------------------------------------------------------------
 
     def set_aggregates(self, uuid: str, aggregates: list[str], generation: int | None,
-                       features: Features) -> Provider:
-        """PUT /resource_providers/{uuid}/aggregates: from 1.19 checked against and bumping the generation."""
+                       features: Features, read_first: Provider | None = None) -> Provider:
+        """PUT /resource_providers/{uuid}/aggregates: from 1.19 checked against and bumping the generation.
+        `read_first`: the provider as just read (`_reads`)."""
         if len(set(aggregates)) > items.MAX_AGGREGATES:
             raise errors.TooLarge(f"A resource provider is a member of at most {items.MAX_AGGREGATES} aggregates "
                                   "in this service (each is an index item written with it).")
 
+        reads = self._reads(uuid, read_first)
+
         def attempt() -> Provider:
-            read = self._unfenced(self.provider(uuid))
+            read = self._unfenced(reads())
             if features.aggregate_generations and read.generation != generation:
                 raise errors.ProviderGenerationConflict(
                     "Resource provider's generation already changed. Please update the generation and try again.")

@@ -36,9 +36,10 @@ def show(service: PlacementService, request: Request) -> Reply:
 def replace(service: PlacementService, request: Request) -> Reply:
     version = _gate(request)
     web.require_json(request)
-    service.provider(request.params["uuid"])  # 404 before the body, as Placement
+    read = service.provider(request.params["uuid"])  # 404 before the body, as Placement
     data = web.json_body(request, schema.put(version))
     aggregates, generation = (data["aggregates"], data["resource_provider_generation"]) if version >= (1, 19) \
         else (data, None)
-    provider = service.set_aggregates(request.params["uuid"], aggregates, generation, web.features(request))
+    provider = service.set_aggregates(request.params["uuid"], aggregates, generation, web.features(request),
+                                      read_first=read)
     return _answer(request, provider, aggregates, version)

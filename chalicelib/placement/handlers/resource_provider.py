@@ -77,11 +77,12 @@ def show(service: PlacementService, request: Request) -> Reply:
 def update(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
     version = web.version(request)
-    service.provider(request.params["uuid"])  # 404 before the body, as Placement
+    read = service.provider(request.params["uuid"])  # 404 before the body, as Placement
     data = web.json_body(request, schema.update(version))
     provider = service.update_provider(request.params["uuid"], data["name"],
                                        parent_given="parent_provider_uuid" in data,
-                                       parent_uuid=schema.parent_of(data), features=web.features(request))
+                                       parent_uuid=schema.parent_of(data), features=web.features(request),
+                                       read_first=read)
     modified = web.NOT_MODIFIED if provider.never_updated else provider.updated_at  # as read, as upstream
     return web.reply(request, 200, represent(request, provider, version), last_modified=modified)
 

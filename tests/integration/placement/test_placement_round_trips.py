@@ -169,3 +169,16 @@ def test_a_resources_list_reads_the_holders_of_one_class_from_its_index(placemen
     answer, calls = trips(services, lambda: placement.get(
         "/placement/resource_providers?resources=CUSTOM_NEVER_MADE_X:1", version="1.4"))
     assert answer.status == 400 and calls == {"GetItem": 1}
+
+
+def test_a_provider_write_reads_the_provider_once(placement, services):
+    """The handler's read for its 404 is the write's first read: PUT aggregates and PUT the provider cost one
+    GetItem and one transaction (a retry reads again)."""
+    rp = provider(placement)
+    answer, calls = trips(services, lambda: placement.put(
+        f"/placement/resource_providers/{rp}/aggregates",
+        {"aggregates": [new_uuid()], "resource_provider_generation": 0}, version="1.19"))
+    assert answer.status == 200 and calls == {"GetItem": 1, "TransactWriteItems": 1}
+    answer, calls = trips(services, lambda: placement.put(f"/placement/resource_providers/{rp}",
+                                                          {"name": new_uuid()}, version="1.14"))
+    assert answer.status == 200 and calls == {"GetItem": 1, "TransactWriteItems": 1}
