@@ -411,3 +411,26 @@ def test_put_provider_answers_last_modified_only_once_placements_row_was_updated
     create(moved, child)
     put(child, "renamed-again", other, version="1.37")  # the subtree's root is rewritten
     assert put(moved, moved, child)
+
+
+# --- where upstream crashes: a value under a key that is no class name ------------------------------------
+
+@pytest.mark.parametrize("value", [1, "x", None, [], {}, {"totl": 1}, {"total": "x"}, {"total": 1, "min_unit": None}])
+def test_an_inventory_under_a_key_that_is_no_class_name_must_be_a_record(placement, value):
+    """Upstream's schema leaves such a key unvalidated and crashes (500) on what is under it unless it is an
+    inventory record (found by the differential fuzzer, seed 18007); input that can never succeed is a 400
+    here, and nothing is written."""
+    rp = provider(placement)
+    answer = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "VCPU": {"total": 4}, "unexpected": value}}, version="1.14")
+    assert answer.status == 400, answer.body
+    assert answer.body["errors"][0]["detail"].count("JSON does not validate") == 1
+    assert _inventories(placement, rp)["inventories"] == {}
+
+
+def test_an_inventory_record_under_a_key_that_is_no_class_name_is_an_unknown_class_as_upstream(placement):
+    rp = provider(placement)
+    answer = placement.put(f"{RP_PATH}/{rp}/inventories", {"resource_provider_generation": 0, "inventories": {
+        "unexpected": {"total": 1}}}, version="1.14")
+    assert answer.status == 400
+    assert "Unknown resource class in inventory for resource provider" in answer.body["errors"][0]["detail"]
