@@ -418,10 +418,11 @@ def compare(step: Step, theirs: Answer, ours: Answer, theirs_full: Answer | None
     def add(category: str, extra: str, text: str) -> None:
         found.append(Difference(category, f"{category}: {where} | {extra}", text))
 
-    if theirs.status >= 500:   # upstream crashed: nothing to follow (ours is shown all the same)
-        found.append(Difference("reference-bug", f"reference-bug: {route(step, keys=False)} | reference "
+    if theirs.status >= 500:   # upstream crashed: nothing to follow, but ours must not crash with it
+        category = "status" if ours.status >= 500 else "reference-bug"
+        found.append(Difference(category, f"{category}: {route(step, keys=False)} | reference "
                                 f"{theirs.status}, ours {ours.status} | {_detail_words(theirs)}",
-                                f"reference-bug: reference {theirs.status} (an upstream crash), ours {ours.status}"))
+                                f"{category}: reference {theirs.status} (an upstream crash), ours {ours.status}"))
         return found
     if theirs.status != ours.status:
         words = _detail_words(ours if ours.status >= 400 else theirs)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.placement_conformance.differential import Step, anchor_blind_drops, without_limit
+from tests.placement_conformance.differential import Answer, Step, anchor_blind_drops, compare, without_limit
 
 A, B, C = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002", \
     "cccccccc-0000-4000-8000-000000000003"
@@ -87,3 +87,12 @@ def test_not_named(case: str, sharing: list[str], theirs: Any, ours: Any) -> Non
 ])
 def test_the_full_set_is_asked_without_any_limit(path: str, full: str) -> None:
     assert without_limit(path) == full
+
+
+@pytest.mark.parametrize(("ours", "category"), [(500, "status"), (503, "status"), (400, "reference-bug"),
+                                                (200, "reference-bug")])
+def test_an_upstream_crash_is_soft_unless_ours_crashes_too(ours, category):
+    put = Step("put_inventories", "PUT", "/resource_providers/x/inventories", "1.14", {"inventories": {}})
+    crashed = Answer(500, {}, {"errors": [{"detail": "'int' object is not iterable"}]})
+    found = compare(put, crashed, Answer(ours, {}, {"errors": [{"detail": "x"}]}))
+    assert [d.category for d in found] == [category]
