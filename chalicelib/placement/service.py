@@ -296,15 +296,18 @@ class PlacementService:
         return [n for n in names if not is_standard(n) and n not in known]
 
     def _write_inventories(self, uuid: str, change: Callable[[Provider], dict[str, Inventory]],
-                           conflict: str) -> Provider:
+                           conflict: str, read_first: Provider | None = None) -> Provider:
+        """`change` applied to the provider as read (`read_first` on the first attempt: `_reads`)."""
+        reads = self._reads(uuid, read_first)
+
         def attempt() -> Provider:
-            read = self._unfenced(self.provider(uuid))
+            read = self._unfenced(reads())
             return self.store.write_inventories(read, change(read))
 
         return self._retrying(attempt, lambda: errors.ConcurrentUpdate(conflict))
 
     def replace_inventories(self, uuid: str, generation: int, inventories: dict[str, Inventory],
-                            features: Features) -> Provider:
+                            features: Features, read_first: Provider | None = None) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
             if read.generation != generation:
                 raise errors.ProviderGenerationConflict("resource provider generation conflict")
@@ -326,9 +329,10 @@ class PlacementService:
             return dict(inventories)
 
         return self._write_inventories(uuid, change, "update conflict: Another thread concurrently updated the "
-                                       "data. Please retry your update")
+                                       "data. Please retry your update", read_first)
 
-    def add_inventory(self, uuid: str, rc: str, inventory: Inventory, features: Features) -> Provider:
+    def add_inventory(self, uuid: str, rc: str, inventory: Inventory, features: Features,
+                      read_first: Provider | None = None) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
             problem = rules.capacity_problem(rc, uuid, inventory,
                                              reserved_may_equal_total=features.reserved_may_equal_total)
@@ -343,10 +347,10 @@ class PlacementService:
             return {**read.inventories, rc: inventory}
 
         return self._write_inventories(uuid, change, "Update conflict: Another thread concurrently updated the "
-                                       "data. Please retry your update")
+                                       "data. Please retry your update", read_first)
 
     def update_inventory(self, uuid: str, rc: str, generation: int, inventory: Inventory,
-                         features: Features) -> Provider:
+                         features: Features, read_first: Provider | None = None) -> Provider:
         def change(read: Provider) -> dict[str, Inventory]:
             if read.generation != generation:
                 raise errors.ProviderGenerationConflict("resource provider generation conflict")
@@ -363,9 +367,9 @@ class PlacementService:
             return {**read.inventories, rc: inventory}
 
         return self._write_inventories(uuid, change, "update conflict: Another thread concurrently updated the "
-                                       "data. Please retry your update")
+                                       "data. Please retry your update", read_first)
 
-    def delete_inventory(self, uuid: str, rc: str) -> None:
+    def delete_inventory(self, uuid: str, rc: str, read_first: Provider | None = None) -> None:
         def change(read: Provider) -> dict[str, Inventory]:
             if self._unknown_classes([rc]):
                 raise errors.NotFound(f"No inventory of class {rc} found for delete: No such resource class {rc}.")
@@ -379,9 +383,9 @@ class PlacementService:
             return {k: v for k, v in read.inventories.items() if k != rc}
 
         self._write_inventories(uuid, change, f"Unable to delete inventory of class {rc}: Another thread "
-                                "concurrently updated the data. Please retry your update")
+                                "concurrently updated the data. Please retry your update", read_first)
 
-    def delete_inventories(self, uuid: str) -> None:
+    def delete_inventories(self, uuid: str, read_first: Provider | None = None) -> None:
         def change(read: Provider) -> dict[str, Inventory]:
             in_use = rules.classes_in_use(read, read.inventories)
             if in_use:
@@ -389,7 +393,7 @@ class PlacementService:
             return {}
 
         self._write_inventories(uuid, change, f"Unable to delete inventory for resource provider {uuid} because "
-                                "the inventory was updated by another process. Please retry your request.")
+                                "the inventory was updated by another process. Please retry your request.", read_first)
 
     # --- allocations ---------------------------------------------------------------------------
 

@@ -56,11 +56,12 @@ def list_all(service: PlacementService, request: Request) -> Reply:
 
 def replace_all(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
-    _provider(service, request)
+    read = _provider(service, request)
     data = web.json_body(request, schema.REPLACE_ALL)
     inventories = {rc: inventory_from(raw) for rc, raw in data["inventories"].items()}
     provider = service.replace_inventories(
-        request.params["uuid"], data["resource_provider_generation"], inventories, web.features(request))
+        request.params["uuid"], data["resource_provider_generation"], inventories, web.features(request),
+        read_first=read)
     # As GET: Placement takes last-modified from the inventories, so an emptied provider sends none.
     last_modified = (provider.updated_at or None) if provider.inventories else web.NOT_MODIFIED
     return web.reply(request, 200, _all_as_sent(provider, data["inventories"]), last_modified=last_modified)
@@ -69,19 +70,19 @@ def replace_all(service: PlacementService, request: Request) -> Reply:
 def delete_all(service: PlacementService, request: Request) -> Reply:
     if web.version(request) < (1, 5):
         raise web.HttpError(405)
-    _provider(service, request)
-    service.delete_inventories(request.params["uuid"])
+    read = _provider(service, request)
+    service.delete_inventories(request.params["uuid"], read_first=read)
     return web.no_content(request)
 
 
 def add_one(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
     uuid = request.params["uuid"]
-    _provider(service, request)
+    read = _provider(service, request)
     data = web.json_body(request, schema.CREATE_ONE)
     rc = data["resource_class"]
     inventory = inventory_from(data)
-    provider = service.add_inventory(uuid, rc, inventory, web.features(request))
+    provider = service.add_inventory(uuid, rc, inventory, web.features(request), read_first=read)
     location = {"location": web.absolute(request, f"/resource_providers/{uuid}/inventories/{rc}")}
     return web.reply(request, 201, _one(provider, inventory, data), headers=location)
 
@@ -100,16 +101,16 @@ def show_one(service: PlacementService, request: Request) -> Reply:
 def update_one(service: PlacementService, request: Request) -> Reply:
     web.require_json(request)
     uuid, rc = request.params["uuid"], request.params["resource_class"]
-    _provider(service, request)
+    read = _provider(service, request)
     data = web.json_body(request, schema.UPDATE_ONE)
     inventory = inventory_from(data)
     provider = service.update_inventory(
-        uuid, rc, data["resource_provider_generation"], inventory, web.features(request))
+        uuid, rc, data["resource_provider_generation"], inventory, web.features(request), read_first=read)
     return web.reply(request, 200, _one(provider, inventory, data))
 
 
 def delete_one(service: PlacementService, request: Request) -> Reply:
-    _provider(service, request)  # an unknown provider escapes upstream's handler too
+    read = _provider(service, request)  # an unknown provider escapes upstream's handler too
     with web.answering_not_found(except_for=errors.ProviderNotFound):
-        service.delete_inventory(request.params["uuid"], request.params["resource_class"])
+        service.delete_inventory(request.params["uuid"], request.params["resource_class"], read_first=read)
     return web.no_content(request)

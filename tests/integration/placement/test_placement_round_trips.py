@@ -172,8 +172,8 @@ def test_a_resources_list_reads_the_holders_of_one_class_from_its_index(placemen
 
 
 def test_a_provider_write_reads_the_provider_once(placement, services):
-    """The handler's read for its 404 is the write's first read: PUT aggregates and PUT the provider cost one
-    GetItem and one transaction (a retry reads again)."""
+    """The handler's read for its 404 is the write's first read: PUT aggregates, PUT the provider and every
+    inventory write cost one GetItem and one transaction (a retry reads again)."""
     rp = provider(placement)
     answer, calls = trips(services, lambda: placement.put(
         f"/placement/resource_providers/{rp}/aggregates",
@@ -182,3 +182,21 @@ def test_a_provider_write_reads_the_provider_once(placement, services):
     answer, calls = trips(services, lambda: placement.put(f"/placement/resource_providers/{rp}",
                                                           {"name": new_uuid()}, version="1.14"))
     assert answer.status == 200 and calls == {"GetItem": 1, "TransactWriteItems": 1}
+    inventories = f"/placement/resource_providers/{rp}/inventories"
+
+    def generation() -> int:
+        return int(placement.get(inventories, version="1.28").body["resource_provider_generation"])
+
+    writes = [
+        lambda g: placement.put(inventories, {"resource_provider_generation": g,
+                                              "inventories": {"VCPU": {"total": 8}}}, version="1.28"),
+        lambda g: placement.post(inventories, {"resource_class": "DISK_GB", "total": 100}, version="1.28"),
+        lambda g: placement.put(f"{inventories}/VCPU", {"resource_provider_generation": g, "total": 16},
+                                version="1.28"),
+        lambda g: placement.delete(f"{inventories}/DISK_GB", version="1.28"),
+        lambda g: placement.delete(inventories, version="1.28"),
+    ]
+    for write, status in zip(writes, (200, 201, 200, 204, 204), strict=True):
+        current = generation()
+        answer, calls = trips(services, lambda: write(current))  # noqa: B023 - called at once
+        assert answer.status == status and calls == {"GetItem": 1, "TransactWriteItems": 1}, (answer.body, calls)
