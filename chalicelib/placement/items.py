@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.placement.models import Inventory, Provider
-from chalicelib.store.codec import key, to_item
+from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.ops import Op
 
 PROVIDER_INDEX_PK = "PLRP"
@@ -324,7 +324,7 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
                      *linked_version_bump(table, read)]
 
 
-def delete_provider(table: str, read: Provider, *, memberships: bool = True) -> list[Op]:
+def delete_provider(table: str, read: Provider) -> list[Op]:
     """The provider, unchanged since read and without children, and its name claim go; its parent's
     counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
     parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
@@ -340,8 +340,7 @@ def delete_provider(table: str, read: Provider, *, memberships: bool = True) -> 
                                      "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
             *parent,
-            *(aggregate_member_changes(table, read, read.aggregates, frozenset(), read.version)
-              if memberships else []),
+            *aggregate_member_changes(table, read, read.aggregates, frozenset(), read.version),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *class_index_updates(table, read.uuid, read.inventories, {}),
             *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
@@ -439,18 +438,22 @@ def aggregate_member_changes(table: str, provider: Provider, before: frozenset[s
     return ops
 
 
-MEMBER_NAMES = {"#kind": "kind", "#v": "v", "#inc": "inc"}
+def is_membership(op: Op) -> bool:
+    """One of `aggregate_member_changes`' operations (which a write too large for one transaction makes around
+    it instead, decision 0047)."""
+    return op.name.startswith(AGGREGATE_MEMBER)
 
 
 def member_raise(aggregate: str, provider: Provider, version: int) -> dict[str, Any]:
-    """UpdateItem arguments that write a membership item ahead of the provider's transaction (for `version`),
-    never lowering the version of one of the same incarnation (a slower, stale writer's would let a clean-up
-    remove an item a later write needs). A failed condition means it is already there, newer."""
+    """UpdateItem arguments that write a membership item (`member_item`) ahead of the provider's transaction
+    (for `version`), never lowering the version of one of the same incarnation (a slower, stale writer's would
+    let a clean-up remove an item a later write needs). A failed condition means it is already there, newer."""
+    attributes = {k: v for k, v in member_item(aggregate, provider, version).items() if k not in ("pk", "sk")}
     return {"item_key": aggregate_member_key(aggregate, provider.uuid),
-            "update": "SET #kind = :kind, #v = :v, #inc = :inc",
-            "condition": "attribute_not_exists(#v) OR #inc <> :inc OR #v < :v", "names": MEMBER_NAMES,
-            "values": {":kind": {"S": "placement-aggregate-member"}, ":v": {"N": str(version)},
-                       ":inc": {"N": str(provider.created_at)}}}
+            "update": "SET " + ", ".join(f"#{k} = :{k}" for k in attributes),
+            "condition": "attribute_not_exists(#v) OR #inc <> :inc OR #v < :v",
+            "names": {f"#{k}": k for k in attributes},
+            "values": {f":{k}": to_value(v) for k, v in attributes.items()}}
 
 
 def member_release(aggregate: str, provider: Provider, version: int | None) -> dict[str, Any]:
@@ -467,18 +470,15 @@ def member_release(aggregate: str, provider: Provider, version: int | None) -> d
             "names": {"#v": "v", "#inc": "inc"}, "values": values}
 
 
-def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *, bump_generation: bool,
-                     memberships: bool = True) -> tuple[Provider, list[Op]]:
-    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and (`memberships`)
-    its membership items: 1 + one per aggregate added or removed. Without them, 1 item: the store writes them
-    around the transaction (decision 0047)."""
+def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
+                     bump_generation: bool) -> tuple[Provider, list[Op]]:
+    """The provider with these aggregates (generation +1 from 1.19), unchanged since read, and its membership
+    items: 1 + one per aggregate added or removed."""
     condition, values = unchanged(read.version)
     written = Provider(**{**read.__dict__, "aggregates": aggregates, "version": read.version + 1,
                           "generation": read.generation + (1 if bump_generation else 0)})
-    ops = [provider_put(table, written, condition, values)]
-    if memberships:
-        ops += aggregate_member_changes(table, read, read.aggregates, aggregates, written.version)
-    return written, ops
+    return written, [provider_put(table, written, condition, values),
+                     *aggregate_member_changes(table, read, read.aggregates, aggregates, written.version)]
 
 
 # --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------

@@ -155,7 +155,7 @@ class PlacementService:
         elif anchor is not None:
             found = self._tree_by_keys(anchor) or self.tree(anchor.root)
         elif any_of is not None:
-            members = sorted(set().union(*(self.store.aggregate_members(a) for a in sorted(any_of))))
+            members = sorted(self.store.members_of_any(any_of))
             found = [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
         elif resources:
             found = self._holders_of_one_class(resources)

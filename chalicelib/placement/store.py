@@ -231,12 +231,16 @@ class PlacementStore:
                             ExpressionAttributeValues={":pk": {"S": f"PLAGG#{aggregate}"}})
         return {i["sk"] for i in items}
 
+    def members_of_any(self, aggregates: frozenset[str]) -> set[str]:
+        """The providers the membership items of any of these aggregates name (`aggregate_members`, hints)."""
+        return set().union(*(self.aggregate_members(a) for a in sorted(aggregates)))
+
     def member_in_every(self, member_of: list[frozenset[str]]) -> bool:
         """Whether some provider is in one aggregate of each set: the providers the membership items name in
         all of them are read, a batch at a time, until one's own aggregates say so."""
         common: set[str] | None = None
         for any_of in member_of:
-            named = set().union(*(self.aggregate_members(a) for a in sorted(any_of)))
+            named = self.members_of_any(any_of)
             common = named if common is None else common & named
             if not common:
                 return False
@@ -494,8 +498,7 @@ class PlacementStore:
             return written
         for aggregate in sorted(aggregates - read.aggregates):
             update_if(self._client, self._table, **items.member_raise(aggregate, read, written.version))
-        self._transact(items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation,
-                                              memberships=False)[1])
+        self._transact([op for op in ops if not items.is_membership(op)])
         self._release_members(read, sorted(read.aggregates - aggregates), written.version)
         return written
 
@@ -514,7 +517,7 @@ class PlacementStore:
         if len(ops) <= MAX_TRANSACTION_OPS:
             self._transact(ops)
             return
-        self._transact(items.delete_provider(self._table, read, memberships=False))
+        self._transact([op for op in ops if not items.is_membership(op)])
         self._release_members(read, sorted(read.aggregates), None)
 
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
