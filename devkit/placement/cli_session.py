@@ -93,14 +93,20 @@ def _candidates(command: Command, rows: list[dict[str, Any]]) -> Any:
     return {"candidates": len(candidates)} if "--limit" in command.args else candidates
 
 
-def run(command: Command, base: str, token: str) -> Outcome:
+def openstack(base: str, token: str, version: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """One `openstack` command as an operator runs it against Placement at `base`: the token in OS_TOKEN
+    (never on a command line), no other OS_* setting of this environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     env["OS_TOKEN"] = token
-    done = subprocess.run(  # noqa: S603 - our venv's `openstack`, the session file's arguments
+    return subprocess.run(  # noqa: S603 - our venv's `openstack`, the caller's arguments
         [str(OPENSTACK), "--os-auth-type", "admin_token", "--os-endpoint", base,
-         "--os-placement-api-version", command.version, *command.args],
+         "--os-placement-api-version", version, *args],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )
+
+
+def run(command: Command, base: str, token: str) -> Outcome:
+    done = openstack(base, token, command.version, *command.args)
     return Outcome(done.returncode, normalized(command, done.stdout if done.stdout.strip() else done.stderr))
 
 

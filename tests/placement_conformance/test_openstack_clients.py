@@ -8,12 +8,8 @@ The CLI gets the key from OS_TOKEN (never on a command line); everything else is
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.request
 import uuid
-from pathlib import Path
 from typing import Any
 
 import openstack
@@ -24,7 +20,6 @@ from devkit.placement import cli_session
 from devkit.placement.service import PlacementService, start_placement_service
 from tests.support.stores import StoreServer
 
-OPENSTACK = Path(sys.executable).with_name("openstack")
 # The latest microversion is the service's own (1.39 since the Placement 1.29-1.39 issue).
 VERSION_DOCUMENT = {"versions": [{"id": "v1.0", "max_version": microversion.text(microversion.MAX_VERSION),
                                   "min_version": "1.0", "status": "CURRENT",
@@ -33,13 +28,7 @@ VERSION_DOCUMENT = {"versions": [{"id": "v1.0", "max_version": microversion.text
 
 def cli(service: PlacementService, *args: str, ok: bool = True) -> Any:
     """One `openstack` command; its JSON output when it prints any. `ok=False`: it must fail."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-    env["OS_TOKEN"] = service.key
-    done = subprocess.run(
-        [str(OPENSTACK), "--os-auth-type", "admin_token", "--os-endpoint", service.base,
-         "--os-placement-api-version", "1.28", *args],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )
+    done = cli_session.openstack(service.base, service.key, "1.28", *args)
     if not ok:
         assert done.returncode != 0, f"`openstack {' '.join(args)}` should have failed: {done.stdout}"
         return done.stderr
