@@ -552,6 +552,11 @@ class CountingProxy:
         self.endpoint = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, name="counting-proxy", daemon=True).start()
 
+    def reset(self) -> None:
+        """Forget every call so far (the measured phase counts from here)."""
+        for recorded in (self.counts, self.sizes, self.actions, self.units, self.sent):
+            recorded.clear()
+
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
@@ -580,10 +585,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
         providers = make_providers(client, SPREAD_PROVIDERS)
         for i in range(5):  # warm-up: the server's first requests (key lookup caches and the like)
             allocate(client, providers[i % 2], str(uuid.uuid4()), PROJECTS[0])()
-        proxy.counts.clear()
-        proxy.sent.clear()
-        proxy.sizes.clear()
-        proxy.actions.clear()
+        proxy.reset()
         consumers = [str(uuid.uuid4()) for _ in range(ROUND_TRIP_WRITES)]
         statuses = collections.Counter(allocate(client, providers[i % 2], c, PROJECTS[i % 4])()
                                        for i, c in enumerate(consumers))
@@ -650,9 +652,7 @@ def candidate_reads(store_endpoint: str, trees: int) -> CandidateReads | None:
         if status != 200:
             print(f"\nours: the boot query answered {status}: {json.dumps(answer)[:300]}", flush=True)
             return None
-        proxy.counts.clear()
-        proxy.sent.clear()
-        proxy.units.clear()
+        proxy.reset()
         latency = measure("ours", "boot query", [lambda: client.call("GET", BOOT_QUERY, version="1.36")[0]]
                           * CANDIDATE_N, 1)
         return CandidateReads(trees, len(answer["allocation_requests"]),
@@ -670,8 +670,7 @@ def round_trips_per_reshape(store_endpoint: str, consumers: int) -> tuple[float,
     service = start_placement_service(proxy.endpoint)
     try:
         reshape = prepare_reshape(Client(service.base, service.key), consumers)
-        proxy.counts.clear()
-        proxy.sent.clear()
+        proxy.reset()
         started = time.perf_counter()
         status = reshape()
         took = time.perf_counter() - started
