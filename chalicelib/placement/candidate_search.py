@@ -97,8 +97,23 @@ class CandidateSearch:
                 raise errors.Invalid(
                     f"Invalid resource class in resources parameter: No such resource class {rc}.")
 
-    def _aggregates_empty(self, group: RequestGroup) -> bool:
-        return any(not self._store.member_in_every([any_of]) for any_of in group.member_of)
+    def _no_member_named(self, group: RequestGroup) -> bool:
+        """Some member_of set of the group whose aggregates' membership items name nobody: then nobody is in it
+        (the items are hints that may name too many, never too few: decision 0047)."""
+        return any(not self._store.members_of_any(any_of) for any_of in group.member_of)
+
+    def _check_group_traits(self, group: RequestGroup) -> bool:
+        """The group's trait names checked. False (no candidates, as upstream) when one is unknown but a
+        member_of set of the group has nobody in it after all, its items naming only former members: read
+        only on the way to that 400, since otherwise the search answers the same from the providers."""
+        try:
+            self._check_traits([t for any_of in group.required_traits for t in sorted(any_of)]
+                               + sorted(group.forbidden_traits))
+        except errors.Invalid:
+            if any(not self._store.member_in_every([any_of]) for any_of in group.member_of):
+                return False
+            raise
+        return True
 
     def _checked(self, query: CandidateQuery) -> bool:
         """False when the request has no candidates before any provider is read."""
@@ -107,10 +122,10 @@ class CandidateSearch:
         for index, group in enumerate(query.groups):
             try:
                 self._check_classes(group)
-                if group.member_of and self._aggregates_empty(group):
+                if group.member_of and self._no_member_named(group):
                     return False
-                self._check_traits([t for any_of in group.required_traits for t in sorted(any_of)]
-                                   + sorted(group.forbidden_traits))
+                if not self._check_group_traits(group):
+                    return False
             except errors.Invalid:
                 if self._placement_stops_before(query, index):
                     return False

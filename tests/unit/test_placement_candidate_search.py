@@ -47,6 +47,9 @@ class FakeStore:
         self.calls.append(f"agg:{aggregate}")
         return set(self.aggregates.get(aggregate, set()))
 
+    def members_of_any(self, aggregates: frozenset[str]) -> set[str]:
+        return set().union(*(self.aggregate_members(a) for a in sorted(aggregates)))
+
     def member_in_every(self, member_of: list[frozenset[str]]) -> bool:
         """As the store: the membership items name the providers (`aggregates`, hints that may name more), and
         a provider counts only when its own aggregates say so."""
