@@ -496,11 +496,32 @@ class PlacementStore:
         if len(ops) <= MAX_TRANSACTION_OPS:
             self._transact(ops)
             return written
-        for aggregate in sorted(aggregates - read.aggregates):
+        added = sorted(aggregates - read.aggregates)
+        for aggregate in added:
             update_if(self._client, self._table, **items.member_raise(aggregate, read, written.version))
-        self._transact([op for op in ops if not items.is_membership(op)])
+        try:
+            self._transact([op for op in ops if not items.is_membership(op)])
+        except Exception:
+            self._withdraw_members(read, added)
+            raise
         self._release_members(read, sorted(read.aggregates - aggregates), written.version)
         return written
+
+    def _withdraw_members(self, read: Provider, aggregates: list[str]) -> None:
+        """After a transaction that failed with these items written ahead of it, for `read.version + 1`: when
+        another write committed the provider since, those it is not a member of go (`member_release` at its
+        version: no writer in flight needs one of them, as each wrote a later version); when its incarnation
+        is gone, all go. When nothing committed, a writer that read the same version may need them, so they
+        stay, inert hints (decision 0047). Best effort."""
+        try:
+            current = self.provider(read.uuid)
+        except Unavailable:
+            logger.warning("aggregate memberships left behind", extra={"provider": read.uuid})
+            return
+        if current is None or current.created_at != read.created_at:
+            self._release_members(read, aggregates, None)
+        elif current.version > read.version:
+            self._release_members(current, [a for a in aggregates if a not in current.aggregates], current.version)
 
     def _release_members(self, provider: Provider, aggregates: list[str], version: int | None) -> None:
         """The clean-up after a committed write: best effort, since the write stands and its answer must say

@@ -11,7 +11,7 @@ import pytest
 
 from chalicelib.placement import items
 from chalicelib.placement.models import Provider
-from chalicelib.store.ops import delete_if, update_if
+from chalicelib.store.ops import ConditionFailed, delete_if, update_if
 from tests.integration.placement.helpers import new_uuid, provider
 from tests.integration.placement.test_placement_concurrency import run_threads
 from tests.integration.placement.test_placement_round_trips import trips
@@ -85,7 +85,10 @@ def test_a_write_whose_transaction_fails_changes_nothing_and_its_items_count_for
     assert _set(placement, rp, before, 0).status == 200
     many = sorted(new_uuid() for _ in range(120))
     with failing(services.client, "TransactWriteItems"):
-        assert _set(placement, rp, many, 1).status == 503
+        answer, calls = trips(services, lambda: _set(placement, rp, many, 1))
+    assert answer.status == 503
+    # nothing committed since its read: a writer that read it too may need the items ahead, so they stay
+    assert calls["GetItem"] == 2 and calls["UpdateItem"] == 120 and "DeleteItem" not in calls
     shown = placement.get(f"/placement/resource_providers/{rp}/aggregates", version=V).body
     assert sorted(shown["aggregates"]) == before and shown["resource_provider_generation"] == 1
     assert _members(services, many[0]) == {rp}  # written ahead of the transaction: a hint left behind
@@ -99,6 +102,19 @@ def test_a_write_whose_transaction_fails_changes_nothing_and_its_items_count_for
     assert answer.status == 200 and answer.body["allocation_requests"] == []
     assert _set(placement, rp, many, 1).status == 200  # the same write again succeeds
     assert _listed(placement, many[0]) == [rp]
+
+
+def test_a_write_refused_by_a_concurrent_one_withdraws_only_what_the_winner_lacks(placement, services):
+    """The loser's items ahead go, but those the committed winner holds, which it needs (decision 0047)."""
+    rp = provider(placement)
+    shared, loser_only = sorted(new_uuid() for _ in range(60)), sorted(new_uuid() for _ in range(60))
+    read = services.placement.store.provider(rp)
+    assert _set(placement, rp, shared, 0).status == 200  # the winner commits after the loser's read
+    with pytest.raises(ConditionFailed):
+        services.placement.store.write_aggregates(read, frozenset(shared + loser_only), bump_generation=True)
+    assert all(_members(services, a) == set() for a in loser_only)
+    assert all(_members(services, a) == {rp} for a in shared)
+    assert sorted(_listed(placement, shared[0])) == [rp]
 
 
 def test_a_clean_up_that_fails_leaves_the_write_standing(placement, services):
@@ -156,3 +172,13 @@ def test_large_and_small_writes_racing_keep_every_membership_of_the_winner(place
     assert all(_listed(placement, a) == [rp] for a in final[:3])
     losers = {a for s in sets for a in s} - set(final)
     assert all(_listed(placement, a) == [] for a in sorted(losers)[:5])
+
+
+def test_a_write_to_a_provider_deleted_since_its_read_withdraws_every_item_ahead(placement, services):
+    rp = provider(placement)
+    many = sorted(new_uuid() for _ in range(120))
+    read = services.placement.store.provider(rp)
+    assert placement.delete(f"/placement/resource_providers/{rp}").status == 204
+    with pytest.raises(ConditionFailed):
+        services.placement.store.write_aggregates(read, frozenset(many), bump_generation=True)
+    assert all(_members(services, a) == set() for a in many)
