@@ -513,6 +513,8 @@ class PlacementStore:
         version: no writer in flight needs one of them, as each wrote a later version); when its incarnation
         is gone, all go. When nothing committed, a writer that read the same version may need them, so they
         stay, inert hints (decision 0047). Best effort."""
+        if not aggregates:
+            return
         try:
             current = self.provider(read.uuid)
         except Unavailable:

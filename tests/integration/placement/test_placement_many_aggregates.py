@@ -182,3 +182,14 @@ def test_a_write_to_a_provider_deleted_since_its_read_withdraws_every_item_ahead
     with pytest.raises(ConditionFailed):
         services.placement.store.write_aggregates(read, frozenset(many), bump_generation=True)
     assert all(_members(services, a) == set() for a in many)
+
+
+def test_a_failed_write_that_wrote_nothing_ahead_reads_nothing_more(placement, services):
+    rp = provider(placement)
+    many = sorted(new_uuid() for _ in range(120))
+    assert _set(placement, rp, many, 0).status == 200
+    with failing(services.client, "TransactWriteItems"):
+        answer, calls = trips(services, lambda: _set(placement, rp, [], 1))  # 121 items: too many for one
+    assert answer.status == 503
+    assert calls["GetItem"] == 1 and "UpdateItem" not in calls and "DeleteItem" not in calls
+    assert all(_members(services, a) == {rp} for a in many)
