@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from chalicelib.auth.service import Authenticator
 from chalicelib.compute.errors import InvalidArgument
 from chalicelib.compute.validation import NoInput, parse
 from chalicelib.fleet import reconciler
@@ -32,13 +33,19 @@ class OperatorDeps(Protocol):
     @property
     def tenants(self) -> TenantStore: ...
 
+    @property
+    def authenticator(self) -> Authenticator: ...
+
 
 def issue(svc: OperatorDeps, request: Request) -> Reply:
-    return Reply(201, tenants.issue_principal(svc.tenants, request.params["tenant"], decode_object(request.body)))
+    issued = tenants.issue_principal(svc.tenants, request.params["tenant"], decode_object(request.body))
+    svc.authenticator.forget_tenant_principal(issued["tenant"], issued["principal"])  # its grants are new
+    return Reply(201, issued)
 
 
 def revoke(svc: OperatorDeps, request: Request) -> Reply:
     tenants.revoke_principal(svc.tenants, request.params["tenant"], request.params["principal"])
+    svc.authenticator.forget_tenant_principal(request.params["tenant"], request.params["principal"])
     return Reply(204)
 
 

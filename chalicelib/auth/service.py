@@ -2,7 +2,9 @@
 
 Positive and negative answers are cached for `auth_cache_seconds` (at most
 60), which is how long a revoked key may keep working and how long a newly
-issued key may be refused.
+issued key may be refused. A tenant principal revoked or re-granted through
+this container is forgotten here at once (`forget_tenant_principal`); other
+containers' entries age out.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ class Authenticator:
         if principal is None:
             raise Unauthorized()
         return principal
+
+    def forget_tenant_principal(self, tenant: str, name: str) -> None:
+        """Drops this container's cached answers for one tenant principal, so that its revocation or its new
+        grants hold here from the next request on."""
+        with self._lock:
+            stale = [digest for digest, (_, principal) in self._cache.items()
+                     if principal is not None and principal.kind == "tenant"
+                     and (principal.tenant, principal.name) == (tenant, name)]
+            for digest in stale:
+                del self._cache[digest]
 
     def _lookup(self, digest: str) -> Principal | None:
         record = self._keys.find(digest)

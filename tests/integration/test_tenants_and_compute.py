@@ -88,6 +88,25 @@ def test_revoke_stops_every_token_and_a_new_principal_of_that_name_does_not_revi
     assert status == 404 and _error(body)["code"] == "NOT_FOUND"
 
 
+def test_a_revocation_holds_at_once_in_the_container_that_made_it(http):
+    token = http.issue("acme", "alice", [SITES_GRANT])
+    assert http.call("POST", "/api/compute/sites/list", {}, token)[0] == 200  # now in the key cache
+    assert http.call("DELETE", "/api/tenants/acme/principals/alice", token=http.keys["service"])[0] == 204
+    status, body, _ = http.call("POST", "/api/compute/sites/list", {}, token)
+    assert status == 401 and _error(body)["code"] == "UNAUTHENTICATED"
+
+
+def test_new_grants_hold_at_once_for_the_old_tokens_in_the_container_that_issued_them(http):
+    token = http.issue("acme", "alice", [SITES_GRANT])
+    other = http.issue("acme", "bob", [SITES_GRANT])
+    for each in (token, other):
+        assert http.call("POST", "/api/compute/sites/list", {}, each)[0] == 200  # now in the key cache
+    http.issue("acme", "alice", [FLEET_GRANT])
+    status, body, _ = http.call("POST", "/api/compute/sites/list", {}, token)
+    assert status == 403 and _error(body)["code"] == "PERMISSION_DENIED"
+    assert http.call("POST", "/api/compute/sites/list", {}, other)[0] == 200  # another principal's stay
+
+
 def test_sites_register_and_list(http):
     token = http.issue("acme", "alice", [SITES_GRANT])
     status, body, _ = http.call("POST", "/api/tenants/acme/sites", {"name": "k8s", "kind": "kubernetes"},
