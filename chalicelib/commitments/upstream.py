@@ -373,17 +373,21 @@ class OpenStackClient:
 
 
 def _auth_plugin(config: OpenStackConfig) -> Any:
+    auth_url = config.auth_url.rstrip("/")
+    names_v3 = auth_url.endswith("/v3")
     if config.uses_application_credential:
         # keystoneauth has no version-discovering application-credential plugin: v3 it is.
-        auth_url = config.auth_url.rstrip("/")
         return v3.ApplicationCredential(
-            auth_url=auth_url if auth_url.endswith("/v3") else f"{auth_url}/v3",
+            auth_url=auth_url if names_v3 else f"{auth_url}/v3",
             application_credential_id=config.application_credential_id,
             application_credential_secret=config.application_credential_secret or "")  # checked in __post_init__
-    return generic.Password(
-        auth_url=config.auth_url, username=config.username, password=config.password,
-        user_domain_name=config.user_domain_name, project_name=config.project_name,
-        project_domain_name=config.project_domain_name)
+    # An auth URL ending in /v3 is used as it is, with no discovery call (as gophercloud does): a Keystone
+    # behind a path prefix (/identity/v3) that serves no version document works too.
+    password = v3.Password if names_v3 else generic.Password
+    return password(
+        auth_url=auth_url if names_v3 else config.auth_url, username=config.username,
+        password=config.password or "", user_domain_name=config.user_domain_name,  # checked in __post_init__
+        project_name=config.project_name, project_domain_name=config.project_domain_name)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

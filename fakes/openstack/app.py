@@ -383,7 +383,8 @@ class FakeOpenStackApp:
 
 
 def _fault_endpoint(endpoint: str) -> str | None:
-    return {"auth_tokens": "keystone.tokens", "validate_token": "keystone.validate",
+    return {"versions": "keystone.discovery", "identity_version": "keystone.discovery",
+            "auth_tokens": "keystone.tokens", "validate_token": "keystone.validate",
             "projects": "keystone.projects", "flavors": "nova.flavors",
             "servers": "nova.servers", "commitments": "limes"}.get(endpoint)
 

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENDPOINTS = frozenset({"keystone.tokens", "keystone.validate", "keystone.projects", "nova.flavors", "nova.servers",
-                       "limes", "*"})
+ENDPOINTS = frozenset({"keystone.discovery", "keystone.tokens", "keystone.validate", "keystone.projects",
+                       "nova.flavors", "nova.servers", "limes", "*"})
 TRUNCATIONS = frozenset({"json", "connection"})
 
 

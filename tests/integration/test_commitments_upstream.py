@@ -199,6 +199,16 @@ def test_application_credential_auth() -> None:
 def test_the_auth_url_without_v3_is_discovered() -> None:
     with fake_openstack() as fake:
         snap = OpenStackClient(password_config(fake, auth_url=fake.url)).fetch()
+        assert fake.app.stats["keystone.discovery"] >= 1
+    assert len(snap.projects) == 5
+
+
+@pytest.mark.parametrize("suffix", ["/v3", "/v3/"])
+def test_an_auth_url_ending_in_v3_is_used_without_discovery(suffix: str) -> None:
+    # A Keystone behind a path prefix (/identity/v3) may serve no version document: none is asked for.
+    with fake_openstack(faults=[{"endpoint": "keystone.discovery", "status": 404}]) as fake:
+        snap = OpenStackClient(password_config(fake, auth_url=fake.url + suffix)).fetch()
+        assert fake.app.stats["keystone.discovery"] == 0
     assert len(snap.projects) == 5
 
 
