@@ -137,9 +137,12 @@ def wsgi_app(gateway: Any) -> Callable[[dict[str, Any], Callable[..., Any]], Ite
         payload = response.get("body") or b""
         if isinstance(payload, str):
             payload = payload.encode("utf-8")
+        given = {name.lower(): value for name, value in (response.get("headers") or {}).items()}
         headers = [(name, value) for name, value in (response.get("headers") or {}).items()
                    if name.lower() not in ("content-length", "connection")]
-        headers.append(("Content-Length", str(len(payload))))
+        # A HEAD answer's length is its GET answer's (the app states it); any other's is its body's.
+        stated = given.get("content-length") if method == "HEAD" else None
+        headers.append(("Content-Length", stated or str(len(payload))))
         start_response(status_line(int(response["statusCode"])), headers)
         return [b"" if method == "HEAD" else payload]
 

@@ -314,7 +314,10 @@ def _register(blueprint: Blueprint, family: Family, path: str, methods: dict[str
         request = request_from_chalice(blueprint.current_request)
         response = family.encode(dispatch(family, methods, request, wiring))
         if request.method == "HEAD":
-            response.body = ""  # the GET answer's status and headers, without its body
+            # The GET answer's status and headers, its length included (RFC 9110 section 8.6), without its body.
+            body = response.body
+            response.headers["Content-Length"] = str(len(body.encode() if isinstance(body, str) else body or b""))
+            response.body = ""
         return response
 
     view.__name__ = name

@@ -321,6 +321,17 @@ def test_path_parameters_reach_the_app_percent_decoded_once(front):
         200, {"projectId": PROJECT})
 
 
+@pytest.mark.parametrize("key", ["RP_SITE_KEY_K8S", None])
+def test_a_head_answer_states_its_get_answers_length_and_sends_no_body(front, key):
+    path = "/resource-provisioning/k8s/retained-accounts"
+    auth = f"Authorization: Bearer {KEYS[key]}\r\n".encode() if key else b""
+    get, head = (responses(exchange(front, f"{method} {path} HTTP/1.1\r\nHost: x\r\n".encode() + auth
+                                    + b"Connection: close\r\n\r\n"))[0] for method in ("GET", "HEAD"))
+    assert head[0] == get[0] == (200 if key else 401)
+    assert int(head[1]["content-length"]) == len(get[2]) > 0 and head[2] == b""
+    assert head[1]["content-type"] == get[1]["content-type"]
+
+
 def test_path_parameters_are_not_decoded_twice(front):
     event = {"type": "project_binding", "bindingId": "colon-2", "projectId": PROJECT,
              "providerProjectRef": "wp:colon.2", "state": "established", "revision": 1}
