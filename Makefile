@@ -136,10 +136,10 @@ placement-reference-db: setup ## Debian's PostgreSQL for the bench's reference P
 bench-placement: setup test-store placement-reference-db ## the real Placement (PostgreSQL+gunicorn; sqlite) vs ours, 3 rounds, medians
 	$(PY) -m bench.placement
 
-lint: setup ## ruff, the import contracts (layers), mypy on chalicelib/, then cfn-lint on every stage's template
+lint: setup ## ruff, the import contracts (layers), mypy (strict) on app.py, chalicelib/, devkit/, fakes/ and bench/, then cfn-lint on every stage's template
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy chalicelib
+	$(VENV)/bin/mypy
 	$(MAKE) --no-print-directory $(addprefix package-,$(LINT_STAGES))
 	$(VENV)/bin/cfn-lint $(foreach s,$(LINT_STAGES),$(BUILD)/$(s)/sam.json)
 

@@ -12,6 +12,7 @@ chalicelib/placement/handler.py (Placement).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 # No pydantic plugin is used; discovering plugins scans every installed distribution's metadata on the first
 # model built (a tenth of a cold start).
@@ -20,6 +21,9 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from chalicelib import runtime
 from chalicelib.http.app import ThreadSafeChalice
 from chalicelib.schedules import COMMITMENTS_SCHEDULE, DRIFT_SCHEDULE
+
+if TYPE_CHECKING:
+    from chalice.app import CloudWatchEvent, SQSEvent
 
 # configure_logs=False: Chalice would otherwise take over the logger of the same name as Powertools' (its own
 # handler, propagate off, level ERROR) whenever sys.stdout differs from when that logger was made.
@@ -32,15 +36,15 @@ app.register_blueprint(runtime.placement_blueprint())
 
 
 @app.schedule(DRIFT_SCHEDULE, name="fleet_drift")
-def fleet_drift(event):
+def fleet_drift(event: CloudWatchEvent) -> dict[str, int]:
     return runtime.fleet_drift()
 
 
 @app.schedule(COMMITMENTS_SCHEDULE, name="commitments_sync")
-def commitments_sync(event):
+def commitments_sync(event: CloudWatchEvent) -> dict[str, Any]:
     return runtime.commitments_sync()
 
 
 @app.on_sqs_message(queue=os.environ.get("RP_EVENTS_QUEUE", "resource-provisioning-events"), batch_size=10)
-def view_events(event):
+def view_events(event: SQSEvent) -> dict[str, Any]:
     return runtime.view_events(event.to_dict())

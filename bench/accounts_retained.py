@@ -33,6 +33,7 @@ BatchGet/GetItem = 1 unit per item up to 4 KB.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import secrets
@@ -146,7 +147,7 @@ def _accounts(services: Services) -> list[str]:
             body = {"requestId": f"acc-{run}-" + "x" * 100, "resourceRef": resource,
                     "observedAt": "2026-03-01T10:00:00.123456789+00:00", "accounts": accounts}
             (status, answer), elapsed, calls, capacity = scenario.measure(
-                lambda body=body: scenario.call("POST", "/resource-provisioning/k8s/accounts", body))
+                functools.partial(scenario.call, "POST", "/resource-provisioning/k8s/accounts", body))
             assert status == 200 and answer["confirmed"] == ACCOUNTS - ACCOUNTS // 8, answer
             first_times.append(elapsed)
         size = len(json.dumps(body, separators=(",", ":")))
@@ -284,7 +285,9 @@ def _retained(services: Services) -> list[str]:
         read_ms: list[float] = []
 
         def read(label: str, repeat: int = 1) -> dict[str, Any]:
-            times, body, calls, capacity = [], None, {}, 0.0
+            times: list[float] = []
+            body: dict[str, Any] | None = None
+            calls: dict[str, int] = {}
             for _ in range(repeat):
                 (status, body), elapsed, calls, _ = scenario.measure(lambda: scenario.call("GET", path))
                 assert status == 200, body

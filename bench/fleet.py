@@ -72,7 +72,7 @@ class Tenant:
     def rpc(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"content-type": "application/json", "authorization": f"Bearer {self.token}"}
         response = self.gateway.handle("POST", f"/api/compute/{method}", headers, json.dumps(body).encode())
-        answer = json.loads(response["body"])
+        answer: dict[str, Any] = json.loads(response["body"])
         assert response["statusCode"] == 200, answer
         return answer
 

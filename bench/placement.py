@@ -413,7 +413,16 @@ class Side:
                 for i, c in enumerate(batch)]
 
     def gets(self, paths: list[str], version: str = "1.28") -> list[Callable[[], int]]:
-        return [(lambda path=path: self.client.call("GET", path, version=version)[0]) for path in paths]
+        return [functools.partial(self.get, path, version) for path in paths]
+
+    def get(self, path: str, version: str) -> int:
+        return self.client.call("GET", path, version=version)[0]
+
+    def put_custom_trait(self) -> int:
+        return self.client.call("PUT", f"/traits/CUSTOM_BENCH_{uuid.uuid4().hex[:8].upper()}", version="1.6")[0]
+
+    def read_phase(self, paths: Callable[[int], list[str]], version: str) -> list[Callable[[], int]]:
+        return self.gets(paths(N), version)
 
     def reads(self) -> list[tuple[str, Callable[[int], list[str]], str]]:
         """(name, paths for n requests, microversion) of every read the bench measures."""
@@ -445,14 +454,12 @@ class Side:
             Operation("PUT allocations, sequential", lambda: self.writes(N, self.spread)),
             Operation(f"PUT allocations, {THREADS} threads", lambda: self.writes(N, self.spread), THREADS),
             Operation(f"PUT allocations, {THREADS} threads, 1 provider", lambda: self.writes(N, [self.hot]), THREADS),
-            Operation("PUT /traits/{CUSTOM_*}", lambda: [
-                (lambda i=i: self.client.call("PUT", f"/traits/CUSTOM_BENCH_{uuid.uuid4().hex[:8].upper()}",
-                                              version="1.6")[0]) for i in range(N)]),
+            Operation("PUT /traits/{CUSTOM_*}", lambda: [self.put_custom_trait] * N),
         ]
         for name, paths, version in self.reads():
             for threads in (1, THREADS):
                 ops.append(Operation(f"{name}, {'sequential' if threads == 1 else f'{threads} threads'}",
-                                     lambda paths=paths, version=version: self.gets(paths(N), version), threads))
+                                     functools.partial(self.read_phase, paths, version), threads))
         return ops
 
     def candidate_operations(self, trees: int) -> list[Operation]:
@@ -508,7 +515,7 @@ class CountingProxy:
         self.units: dict[str, float] = collections.defaultdict(float)  # consumed capacity, by operation
         self.sent: list[tuple[str, bytes]] = []  # (operation, request body) of each call since last cleared
         lock = threading.Lock()
-        target = (parts.hostname, parts.port)
+        target = (parts.hostname or "127.0.0.1", parts.port or 80)
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -914,7 +921,7 @@ def main() -> int:
                         took = side.grow_to(trees)
                         seeding.append(f"{side.name}: {trees} trees in {took:.1f} s"
                                        + (" (flat roots only: no traits or children)" if "trees" in side.lacks else ""))
-                    alternate(rows, sides, lambda side, trees=trees: side.candidate_operations(trees))
+                    alternate(rows, sides, functools.partial(Side.candidate_operations, trees=trees))
                 for side in sides:
                     wide[side.name] = [] if wide_tree(side.client) else None
                 for _ in range(ROUNDS):

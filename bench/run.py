@@ -141,7 +141,7 @@ def main() -> int:
     try:
         from bench import accounts_retained
     except ImportError:
-        accounts_retained = None
+        accounts_retained = None  # type: ignore[assignment]
     if accounts_retained is not None:
         print()
         for line in accounts_retained.run(services):

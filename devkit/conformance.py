@@ -18,12 +18,14 @@ GENERIC_FAILURES = {404, 405}
 
 @functools.cache
 def document() -> dict[str, Any]:
-    return yaml.safe_load(OPENAPI_PATH.read_text())
+    loaded: dict[str, Any] = yaml.safe_load(OPENAPI_PATH.read_text())
+    return loaded
 
 
 @functools.cache
-def _registry() -> Registry:
-    return Registry().with_resource("urn:contract", DRAFT202012.create_resource(document()))
+def _registry() -> Registry[Any]:
+    registry: Registry[Any] = Registry().with_resource("urn:contract", DRAFT202012.create_resource(document()))
+    return registry
 
 
 def _validator(schema: dict[str, Any]) -> Draft202012Validator:

@@ -71,7 +71,7 @@ class LocalGateway:
         # API Gateway hands Lambda percent-decoded path parameters.
         event["pathParameters"] = {k: unquote(v) for k, v in (event.get("pathParameters") or {}).items()}
         context = LambdaContext("resource-provisioning", 1024, max_runtime_ms=30000)
-        response = self._app(event, context)
+        response: dict[str, Any] = self._app(event, context)
         if response.get("isBase64Encoded") and response.get("body"):
             response["body"] = base64.b64decode(response["body"])
         return response

@@ -89,7 +89,7 @@ def _waitress_headers(request: Any) -> dict[str, str]:
     return {name.replace("_", "-").lower(): value for name, value in (request.headers or {}).items()}
 
 
-class ContractErrorTask(ErrorTask):
+class ContractErrorTask(ErrorTask):  # type: ignore[misc]  # waitress ships no types
     """waitress's own refusals, in the contract's shape (a body too large under /placement: Placement's)."""
 
     def execute(self) -> None:
@@ -101,7 +101,7 @@ class ContractErrorTask(ErrorTask):
         refuse(self, *WAITRESS_ERRORS.get(self.request.error.code, (400, "invalid_request")))
 
 
-class ContractTask(WSGITask):
+class ContractTask(WSGITask):  # type: ignore[misc]
     """A parsed request: to the app, unless its HTTP version is one this server does not speak."""
 
     def execute(self) -> None:
@@ -112,7 +112,7 @@ class ContractTask(WSGITask):
         super().execute()
 
 
-class ContractChannel(HTTPChannel):
+class ContractChannel(HTTPChannel):  # type: ignore[misc]
     task_class = ContractTask
     error_task_class = ContractErrorTask
 

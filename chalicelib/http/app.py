@@ -37,9 +37,10 @@ class ThreadSafeChalice(Chalice):
             middleware_handlers=self._get_middleware_handlers("http"),
         )
         self.current_request = handler.create_request_object(event, context)
-        return handler(_routable(self.routes, event), context)
+        response: dict[str, Any] = handler(_routable(self.routes, event), context)
+        return response
 
-    @property  # type: ignore[override]
+    @property
     def current_request(self) -> Any:
         return getattr(_local, "current_request", None)
 
@@ -47,7 +48,7 @@ class ThreadSafeChalice(Chalice):
     def current_request(self, value: Any) -> None:
         _local.current_request = value
 
-    @property  # type: ignore[override]
+    @property
     def lambda_context(self) -> Any:
         return getattr(_local, "lambda_context", None)
 

@@ -129,7 +129,8 @@ class NovaFlow:
     # --- helpers ---
 
     def allocations(self, consumer: str) -> dict[str, Any]:
-        return self.client.get_allocs_for_consumer(self.ctx, consumer)["allocations"]
+        allocations: dict[str, Any] = self.client.get_allocs_for_consumer(self.ctx, consumer)["allocations"]
+        return allocations
 
     def request(self) -> Any:
         """The boot request as the scheduler builds it: from the flavor (resources, a required trait

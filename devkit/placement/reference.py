@@ -184,12 +184,13 @@ class ReferencePlacement:
             self.stop()
             self.start(port)
             return
-        assert self.process is not None and self.process.stdin is not None
+        process = self.process
+        assert process is not None and process.stdin is not None
         with self.ready:
             wanted = self.generation + 1
-            self.process.stdin.write("reset\n")
-            self.process.stdin.flush()
-            if not self.ready.wait_for(lambda: self.generation >= wanted or self.process.poll() is not None,
+            process.stdin.write("reset\n")
+            process.stdin.flush()
+            if not self.ready.wait_for(lambda: self.generation >= wanted or process.poll() is not None,
                                        START_TIMEOUT) or self.generation < wanted:
                 raise RuntimeError("the reference Placement did not restart:\n" + "\n".join(self.output))
 

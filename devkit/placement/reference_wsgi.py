@@ -17,14 +17,19 @@ takes a fraction of a second where a new process takes seconds (imports and migr
 from __future__ import annotations
 
 import os
+import socket
 import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def mounted(app, prefix):  # type: ignore[no-untyped-def]
+def mounted(app: WSGIApp, prefix: str) -> WSGIApp:
     """Serve `app` under `prefix` as a WSGI mount does (SCRIPT_NAME), so Placement's own links
     and Location headers carry the prefix, as they do behind a real deployment's prefix."""
 
-    def wrapper(environ, start_response):  # type: ignore[no-untyped-def]
+    def wrapper(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path != prefix and not path.startswith(prefix + "/"):
             start_response("404 Not Found", [("Content-Type", "text/plain")])
@@ -36,7 +41,7 @@ def mounted(app, prefix):  # type: ignore[no-untyped-def]
     return wrapper if prefix else app
 
 
-def gunicorn_application(prefix):  # type: ignore[no-untyped-def]
+def gunicorn_application(prefix: str) -> WSGIApp:
     """gunicorn's entry (`reference_wsgi:gunicorn_application('/placement')`): the configuration
     directory from OS_PLACEMENT_CONFIG_DIR, built in each worker."""
     from placement import wsgi
@@ -44,7 +49,7 @@ def gunicorn_application(prefix):  # type: ignore[no-untyped-def]
     return mounted(wsgi.init_application(), prefix.rstrip("/"))
 
 
-def serve_child(conf_dir, prefix, threads, sock, generation, template):  # type: ignore[no-untyped-def]
+def serve_child(conf_dir: str, prefix: str, threads: int, sock: socket.socket, generation: int, template: str) -> None:
     """In a forked child: a copy of the template database, Placement built on it, waitress on `sock`."""
     import shutil
 
@@ -59,7 +64,7 @@ def serve_child(conf_dir, prefix, threads, sock, generation, template):  # type:
     server.run()
 
 
-def write_conf(conf_dir, db):  # type: ignore[no-untyped-def]
+def write_conf(conf_dir: str, db: str) -> None:
     """placement.conf with its sqlite connection pointed at `db` (the rest as the caller wrote it)."""
     path = os.path.join(conf_dir, "placement.conf")
     with open(path) as stream:
@@ -69,7 +74,7 @@ def write_conf(conf_dir, db):  # type: ignore[no-untyped-def]
         stream.write("\n".join(lines) + "\n")
 
 
-def fork(target, *args):  # type: ignore[no-untyped-def]
+def fork(target: Callable[..., object], *args: object) -> int:
     pid = os.fork()
     if pid == 0:
         try:
@@ -81,7 +86,6 @@ def fork(target, *args):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     import signal
-    import socket
 
     conf_dir, prefix, port, threads = sys.argv[1], sys.argv[2].rstrip("/"), int(sys.argv[3]), int(sys.argv[4])
     os.environ["OS_PLACEMENT_CONFIG_DIR"] = conf_dir
@@ -98,7 +102,11 @@ def main() -> None:
     print(f"reference listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     generation = 0
     child = fork(serve_child, conf_dir, prefix, threads, sock, generation, template)
-    signal.signal(signal.SIGTERM, lambda *_: (os.kill(child, signal.SIGKILL), os._exit(0)))
+    def stop(*_: object) -> None:
+        os.kill(child, signal.SIGKILL)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     for line in sys.stdin:
         if line.strip() != "reset":
             continue

@@ -46,7 +46,8 @@ def fixtures_of(path: Path) -> tuple[str, ...]:
 
 def classify(directory: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the files that run, the files that do not), each sorted by name."""
-    run, other = [], []
+    run: list[str] = []
+    other: list[str] = []
     for path in sorted(directory.glob("*.yaml")):
         fixtures = fixtures_of(path)
         (run if fixtures and set(fixtures) <= set(RUN_FIXTURES) else other).append(path.name)

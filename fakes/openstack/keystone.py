@@ -179,7 +179,7 @@ def mint(app: FakeOpenStackApp, request: Request) -> Response:
     raw = request.get_data()
     try:
         body = json.loads(raw) if raw.strip() else None
-        identity = identity_for_headers(request.headers) if body is None else identity_for_json(body)
+        identity = identity_for_headers(dict(request.headers.items())) if body is None else identity_for_json(body)
         ttl = int(body.get("ttl_seconds", app.scenario.token_ttl_seconds)) if body else None
     except (ValueError, TypeError, AttributeError) as error:
         return _json({"error": {"code": 400, "title": "Bad Request", "message": str(error)}}, 400)

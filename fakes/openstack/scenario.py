@@ -133,6 +133,6 @@ def load_scenario(path: str | Path) -> Scenario:
     text = Path(path).read_text(encoding="utf-8")
     if str(path).endswith(".json"):
         return Scenario.from_dict(json.loads(text))
-    import yaml  # type: ignore[import-untyped]  # only for YAML scenarios: PyYAML is a dev dependency
+    import yaml  # only for YAML scenarios: PyYAML is a dev dependency
 
     return Scenario.from_dict(yaml.safe_load(text) or {})
