@@ -159,3 +159,14 @@ class PlacementCandidateSettings:
             strategy=env_choice(env, "RP_PLACEMENT_CANDIDATE_STRATEGY", "depth-first",
                                 ("depth-first", "breadth-first")),
         )
+
+
+def read_every_setting(env: Env | None = None) -> None:
+    """Reads each settings class of this module once, raising the first ConfigurationError: what `make run`
+    checks before it starts. Deployed, each is read where it is used (a family's on its first request), so
+    the agent contract's cold start does not read Placement's."""
+    env = os.environ if env is None else env
+    Settings.from_env(env)
+    FleetSettings.from_env(env)
+    PlacementAuthSettings.from_env(env)
+    PlacementCandidateSettings.from_env(env)

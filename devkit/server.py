@@ -26,7 +26,14 @@ from dataclasses import replace
 from typing import Any, NoReturn
 
 from chalicelib.cli import use_local_credentials
-from chalicelib.config import ConfigurationError, FleetSettings, Settings, endpoint_from_env
+from chalicelib.config import (
+    ConfigurationError,
+    FleetSettings,
+    PlacementAuthSettings,
+    Settings,
+    endpoint_from_env,
+    read_every_setting,
+)
 from chalicelib.fleet.eventbridge import eventbridge_publisher
 from chalicelib.fleet.reconciler import reconcile
 from chalicelib.fleet.store import FleetStore
@@ -46,6 +53,17 @@ def refuse_bad_keys() -> None:
         lines = "\n".join(f"  - {problem}" for problem in problems)
         sys.exit(f"make run: refusing to start, the keys are unusable:\n{lines}\n"
                  "Unset a variable to have a key generated, or give each its own long random key.")
+
+
+def read_settings_now() -> None:
+    """Every setting the service reads later, read now, so that one that cannot be read refuses the start
+    (deployed, Placement's are read on its first request and Keystone's on its first token, each then a 500
+    for that family). Keystone's from a Secrets Manager secret are left to the first token: a network call."""
+    read_every_setting()
+    if PlacementAuthSettings.from_env().keystone and not os.environ.get("RP_COMMITMENTS_SECRET_ID"):
+        from chalicelib.auth.keystone import KeystoneValidator
+
+        KeystoneValidator.from_env()
 
 
 def port_in_use(port: int) -> str:
@@ -80,7 +98,7 @@ def main() -> int:
     refuse_bad_keys()  # before anything starts: nothing to stop
     port = port_from_env()
     refuse_busy_port(port)
-    Settings.from_env()  # a variable that cannot be read stops the start here, naming it (see the end)
+    read_settings_now()  # a variable that cannot be read stops the start here, naming it (see the end)
     from app import app
 
     use_local_credentials()

@@ -40,10 +40,14 @@ def start_timer(name: str, seconds: float, stop: threading.Event, task: Callable
 def start_sync_timer(stop: threading.Event, services: Callable[[], Any],
                      env: Mapping[str, str] | None = None) -> threading.Thread | None:
     """The commitment sync every RP_COMMITMENTS_INTERVAL_SECONDS, the first pass at once; None when unset."""
-    from chalicelib.commitments.service import sync
+    from chalicelib.commitments.service import SyncSettings, sync
+    from chalicelib.commitments.upstream import concurrency_override
 
     env = os.environ if env is None else env
     if not env.get("RP_COMMITMENTS_INTERVAL_SECONDS"):
         return None
     seconds = env_float(env, "RP_COMMITMENTS_INTERVAL_SECONDS", 3600.0, positive=True)
+    # What a pass reads from the environment, read now: a value that cannot be read refuses the start.
+    SyncSettings.from_env(env)
+    concurrency_override(env)
     return start_timer("commitments-sync", seconds, stop, lambda: sync(services()), first_now=True)

@@ -32,9 +32,11 @@ from chalicelib.commitments.upstream import (
     OpenStackClient,
     OpenStackConfig,
     UpstreamFailure,
+    concurrency_override,
     config_from_secret,
     secrets_manager_client,
 )
+from chalicelib.config import ConfigurationError, env_float
 from chalicelib.errors import Unavailable
 from chalicelib.observability import NAMESPACE, SERVICE_NAME, logger, metrics_enabled
 from chalicelib.placement.deps import placement_service
@@ -65,7 +67,7 @@ class SyncSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> SyncSettings:
         env = os.environ if env is None else env
         return cls(tenant=env.get("RP_COMMITMENTS_TENANT") or None,
-                   lease_seconds=float(env.get("RP_COMMITMENTS_LEASE_SECONDS") or DEFAULT_LEASE_SECONDS),
+                   lease_seconds=env_float(env, "RP_COMMITMENTS_LEASE_SECONDS", DEFAULT_LEASE_SECONDS, positive=True),
                    secret_id=env.get("RP_COMMITMENTS_SECRET_ID") or None)
 
 
@@ -185,7 +187,7 @@ def run_pass(
             outcome, error = "failed", f"upstream: {failure}"
         except rules.Untrusted as fault:  # the answers read cannot be acted on (names the fault, no value)
             outcome, error = "failed", f"upstream: {fault.what}"
-        except ConfigError as failure:  # names keys, never values
+        except ConfigurationError as failure:  # names keys or variables, never values (ConfigError is one)
             outcome, error = "failed", f"configuration: {failure}"
         except Unavailable:
             outcome, error = "failed", "store unavailable"
@@ -200,6 +202,12 @@ def run_pass(
             if not keeper.lost and not release_lease(store, run_id, keeper.until, clock, sleep):
                 logger.warning("commitments sync: lease not released; it runs out by itself",
                                extra={"runId": run_id, "leaseUntil": _iso(keeper.until)})
+    return _record_run(store, run_id, started, clock, outcome, error, counts)
+
+
+def _record_run(store: CommitmentStore, run_id: str, started: float, clock: Callable[[], float], outcome: str,
+                error: str | None, counts: dict[str, Any]) -> dict[str, Any]:
+    """The pass's run record, stored when the store allows, logged and counted."""
     run = {"runId": run_id, "startedAt": _iso(started), "endedAt": _iso(clock()), "outcome": outcome,
            "error": error, "counts": counts}
     try:
@@ -302,8 +310,7 @@ def openstack_config(settings: SyncSettings, env: Mapping[str, str] | None = Non
     if env.get("RP_OPENSTACK_AUTH_URL"):
         return OpenStackConfig.from_env(env)
     if settings.secret_id:
-        overrides = {"concurrency": int(env["RP_COMMITMENTS_CONCURRENCY"])} if env.get(
-            "RP_COMMITMENTS_CONCURRENCY") else {}
+        overrides = concurrency_override(env)
         if secrets_client is None:
             secrets_client = secrets_manager_client()
         try:
@@ -321,12 +328,21 @@ def openstack_fetch(settings: SyncSettings) -> Snapshot:
 
 def sync(svc: TableAccess, settings: SyncSettings | None = None, fetch: Fetch | None = None,
          pools: PoolSource | None = None, clock: Callable[[], float] = time.time) -> dict[str, Any]:
-    """The pass over the process's services: what the schedule, the route and the CLI run."""
-    settings = settings or SyncSettings.from_env()
+    """The pass over the process's services: what the schedule, the route and the CLI run. A setting that
+    cannot be read is a failed pass (its run record names the variable), before any lease is taken."""
+    store = CommitmentStore(svc.client, svc.table)
+    if settings is None:
+        try:
+            settings = SyncSettings.from_env()
+        except ConfigurationError as failure:
+            started = clock()
+            return _record_run(store, str(uuidlib.uuid4()), started, clock, "failed", f"configuration: {failure}",
+                               _empty_counts())
+    chosen = settings
     return run_pass(
-        CommitmentStore(svc.client, svc.table), placement_service(svc.client, svc.table),
-        fetch or (lambda: openstack_fetch(settings)), pools or FleetPoolSource(svc.client, svc.table),
-        settings.tenant, clock=clock, lease_seconds=settings.lease_seconds,
+        store, placement_service(svc.client, svc.table),
+        fetch or (lambda: openstack_fetch(chosen)), pools or FleetPoolSource(svc.client, svc.table),
+        chosen.tenant, clock=clock, lease_seconds=chosen.lease_seconds,
     )
 
 

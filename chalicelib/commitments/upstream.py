@@ -34,6 +34,7 @@ from requests.adapters import HTTPAdapter
 
 from chalicelib.commitments.models import Commitment, Flavor, Project, Server, Snapshot
 from chalicelib.commitments.rules import Untrusted, needs_servers, unique
+from chalicelib.config import ConfigurationError, env_int
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class UpstreamFailure(Exception):
         super().__init__(f"{service}: {what}" + (f" (HTTP {status})" if status is not None else ""))
 
 
-class ConfigError(Exception):
+class ConfigError(ConfigurationError):
     """OpenStack settings missing or unusable (the message names keys, never values); `missing`: the fields."""
 
     def __init__(self, message: str, missing: tuple[str, ...] = ()) -> None:
@@ -118,17 +119,22 @@ class OpenStackConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> OpenStackConfig:
         env = os.environ if env is None else env
         values = {key[len(ENV_PREFIX):].lower(): value for key, value in env.items() if key.startswith(ENV_PREFIX)}
-        overrides: dict[str, Any] = {}
-        if env.get("RP_COMMITMENTS_CONCURRENCY"):
-            overrides["concurrency"] = int(env["RP_COMMITMENTS_CONCURRENCY"])
         try:
-            return cls.from_mapping(values, **overrides)
+            return cls.from_mapping(values, **concurrency_override(env))
         except ConfigError as exc:
             if not exc.missing:
                 raise
             # The variables a person sets, not the secret's keys.
             message = _missing_message(exc.missing, lambda field: ENV_PREFIX + field.upper())
             raise ConfigError(message, exc.missing) from None
+
+
+def concurrency_override(env: Mapping[str, str]) -> dict[str, Any]:
+    """RP_COMMITMENTS_CONCURRENCY as an override of the settings' concurrency ({} when unset); a value that is
+    no whole number of at least 1 is a ConfigurationError naming the variable, never its value."""
+    if not env.get("RP_COMMITMENTS_CONCURRENCY"):
+        return {}
+    return {"concurrency": env_int(env, "RP_COMMITMENTS_CONCURRENCY", 0, minimum=1)}
 
 
 def secrets_manager_client() -> Any:
@@ -442,5 +448,5 @@ def _validate(model: Any, item: Any, service: str) -> Any:
         raise UpstreamFailure(service, f"malformed {model.__name__.lower()}") from None
 
 
-__all__ = ["ConfigError", "OpenStackClient", "OpenStackConfig", "UpstreamFailure", "config_from_secret",
-           "secrets_manager_client"]
+__all__ = ["ConfigError", "OpenStackClient", "OpenStackConfig", "UpstreamFailure", "concurrency_override",
+           "config_from_secret", "secrets_manager_client"]

@@ -11,7 +11,8 @@ import pytest
 
 from chalicelib.commitments.models import SYNCER_USER
 from chalicelib.commitments.pools import FleetPoolSource
-from chalicelib.commitments.service import SyncSettings, run_pass
+from chalicelib.commitments.service import SyncSettings, run_pass, sync
+from chalicelib.commitments.store import CommitmentStore
 from chalicelib.commitments.upstream import OpenStackClient
 from chalicelib.placement.models import ConsumerWrite
 from tests.support.commitments import LARGE, PASSWORD, SMALL, TENANT, commitment, sync_world, world
@@ -382,6 +383,28 @@ def test_a_missing_tenant_setting_fails_the_pass(services) -> None:
     with sync_world(services, world({"p1": [commitment(1)]})) as w:
         run = w.run(tenant=None)
     assert (run["outcome"], run["error"]) == ("failed", "configuration: RP_COMMITMENTS_TENANT is required")
+
+
+def test_a_lease_term_that_cannot_be_read_fails_the_pass_naming_the_variable(services, monkeypatch) -> None:
+    monkeypatch.setenv("RP_COMMITMENTS_TENANT", TENANT)
+    monkeypatch.setenv("RP_COMMITMENTS_LEASE_SECONDS", "soon")
+    run = sync(services)
+    assert (run["outcome"], run["error"]) == (
+        "failed", "configuration: RP_COMMITMENTS_LEASE_SECONDS must be a number (seconds)")
+    assert CommitmentStore(services.client, services.table).runs(1)[0]["runId"] == run["runId"]  # recorded
+    assert CommitmentStore(services.client, services.table).lease_until() is None  # no lease was taken
+
+
+def test_a_concurrency_that_cannot_be_read_fails_the_pass_naming_the_variable(services, monkeypatch) -> None:
+    for variable, value in (("RP_OPENSTACK_AUTH_URL", "http://127.0.0.1:9/v3"),
+                            ("RP_OPENSTACK_APPLICATION_CREDENTIAL_ID", "ac-1"),
+                            ("RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET", PASSWORD),
+                            ("RP_COMMITMENTS_CONCURRENCY", "lots")):
+        monkeypatch.setenv(variable, value)
+    run = sync(services, SyncSettings(tenant=TENANT))
+    assert (run["outcome"], run["error"]) == ("failed",
+                                              "configuration: RP_COMMITMENTS_CONCURRENCY must be a whole number")
+    assert "lots" not in str(run)
 
 
 def test_settings_from_the_environment() -> None:

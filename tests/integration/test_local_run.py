@@ -205,6 +205,31 @@ def test_a_setting_that_cannot_be_read_is_one_line_naming_the_variable():
     assert "soon" not in done.stderr and "listening" not in done.stdout
 
 
+@pytest.mark.parametrize(("env", "says"), [
+    # read on Placement's first request when deployed: without this check, every Placement request was a 500
+    ({"RP_PLACEMENT_CANDIDATE_STRATEGY": "random"},
+     "RP_PLACEMENT_CANDIDATE_STRATEGY must be one of: depth-first, breadth-first"),
+    ({"RP_PLACEMENT_MAX_CANDIDATES": "0"}, "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
+    ({"RP_PLACEMENT_AUTH": "ldap"}, "RP_PLACEMENT_AUTH must be one of: keys, keystone"),
+    # Keystone's settings, read on the first token when deployed
+    ({"RP_PLACEMENT_AUTH": "keystone", "RP_OPENSTACK_AUTH_URL": "http://127.0.0.1:9/v3",
+      "RP_OPENSTACK_USERNAME": "placement"},
+     "Keystone token validation needs RP_OPENSTACK_*: RP_OPENSTACK_PASSWORD, RP_OPENSTACK_PROJECT_NAME are "
+     "required (or RP_OPENSTACK_APPLICATION_CREDENTIAL_ID and RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET "
+     "instead of a password)"),
+    # read by each commitment pass: refused at the start when `make run` runs the sync
+    ({"RP_COMMITMENTS_INTERVAL_SECONDS": "3600", "RP_COMMITMENTS_LEASE_SECONDS": "soon"},
+     "RP_COMMITMENTS_LEASE_SECONDS must be a number (seconds)"),
+    ({"RP_COMMITMENTS_INTERVAL_SECONDS": "3600", "RP_COMMITMENTS_CONCURRENCY": "lots"},
+     "RP_COMMITMENTS_CONCURRENCY must be a whole number"),
+])
+def test_a_setting_read_later_is_refused_at_the_start(env, says):
+    done = start_refused(**env)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [f"make run: {says}"]
+    assert "listening" not in done.stdout and "Traceback" not in done.stderr
+
+
 def test_a_port_that_is_no_port_is_named():
     done = start_refused(PORT="http")
     assert done.returncode != 0 and "PORT='http' is not a port" in done.stderr

@@ -8,7 +8,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from chalicelib.commitments.upstream import ConfigError, OpenStackConfig, config_from_secret
+from chalicelib.commitments.service import SyncSettings
+from chalicelib.commitments.upstream import ConfigError, OpenStackConfig, concurrency_override, config_from_secret
+from chalicelib.config import ConfigurationError
 
 SECRET = "s3cr3t-Never-Shown"
 
@@ -48,7 +50,7 @@ def test_application_credential_settings_from_the_environment() -> None:
     ],
 )
 def test_incomplete_settings_are_refused_without_echoing_them(env) -> None:
-    with pytest.raises(ConfigError) as error:
+    with pytest.raises(ConfigurationError) as error:  # ConfigError is one
         OpenStackConfig.from_env(env)
     assert SECRET not in str(error.value)
 
@@ -146,3 +148,35 @@ def test_missing_settings_are_named_as_the_variables_that_are_missing(env, named
 def test_a_secret_missing_keys_names_the_keys() -> None:
     with pytest.raises(ConfigError, match=r"^password, project_name are required"):
         OpenStackConfig.from_mapping({"auth_url": "https://k/v3", "username": "u"})
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("lots", "RP_COMMITMENTS_CONCURRENCY must be a whole number"),
+    ("²", "RP_COMMITMENTS_CONCURRENCY must be a whole number"),
+    ("0", "RP_COMMITMENTS_CONCURRENCY must be at least 1"),
+    ("-4", "RP_COMMITMENTS_CONCURRENCY must be at least 1"),
+])
+def test_a_concurrency_that_cannot_be_used_names_the_variable_not_the_value(value, says) -> None:
+    env = {"RP_OPENSTACK_AUTH_URL": "https://k/v3", "RP_OPENSTACK_APPLICATION_CREDENTIAL_ID": "ac-1",
+           "RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET": SECRET, "RP_COMMITMENTS_CONCURRENCY": value}
+    for read in (lambda: OpenStackConfig.from_env(env), lambda: concurrency_override(env)):
+        with pytest.raises(ConfigurationError) as error:
+            read()
+        assert str(error.value) == says
+
+
+def test_concurrency_override() -> None:
+    assert concurrency_override({}) == {}
+    assert concurrency_override({"RP_COMMITMENTS_CONCURRENCY": " 4 "}) == {"concurrency": 4}
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("soon", "RP_COMMITMENTS_LEASE_SECONDS must be a number (seconds)"),
+    ("0", "RP_COMMITMENTS_LEASE_SECONDS must be a positive finite number"),
+    ("nan", "RP_COMMITMENTS_LEASE_SECONDS must be a positive finite number"),
+])
+def test_a_lease_term_that_cannot_be_used_names_the_variable_not_the_value(value, says) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        SyncSettings.from_env({"RP_COMMITMENTS_LEASE_SECONDS": value})
+    assert str(error.value) == says
+    assert SyncSettings.from_env({"RP_COMMITMENTS_LEASE_SECONDS": "30"}).lease_seconds == 30.0

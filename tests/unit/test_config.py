@@ -2,7 +2,15 @@
 
 import pytest
 
-from chalicelib.config import ConfigurationError, FleetSettings, Settings, env_choice, env_float, env_int
+from chalicelib.config import (
+    ConfigurationError,
+    FleetSettings,
+    Settings,
+    env_choice,
+    env_float,
+    env_int,
+    read_every_setting,
+)
 
 
 def test_defaults_suit_a_deployed_stage():
@@ -52,3 +60,24 @@ def test_readers():
         env_choice({"C": "z"}, "C", "a", ("a", "b"))
     with pytest.raises(ConfigurationError, match=r"^RP_DRIFT_INTERVAL_SECONDS must be a positive finite number$"):
         FleetSettings.from_env({"RP_DRIFT_INTERVAL_SECONDS": "-5"})
+
+
+@pytest.mark.parametrize(("variable", "value", "says"), [
+    ("RP_STORE_READ_TIMEOUT", "soon", "RP_STORE_READ_TIMEOUT must be a number (seconds)"),
+    ("RP_DRIFT_INTERVAL_SECONDS", "0", "RP_DRIFT_INTERVAL_SECONDS must be a positive finite number"),
+    ("RP_PLACEMENT_AUTH", "ldap", "RP_PLACEMENT_AUTH must be one of: keys, keystone"),
+    ("RP_PLACEMENT_POLICY", "open", "RP_PLACEMENT_POLICY must be one of: secure, legacy"),
+    ("RP_PLACEMENT_MAX_CANDIDATES", "0", "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
+    ("RP_PLACEMENT_MAX_CANDIDATES", "many", "RP_PLACEMENT_MAX_CANDIDATES must be a whole number"),
+    ("RP_PLACEMENT_CANDIDATE_STRATEGY", "random",
+     "RP_PLACEMENT_CANDIDATE_STRATEGY must be one of: depth-first, breadth-first"),
+])
+def test_every_setting_is_read_at_once_so_a_start_can_refuse_a_bad_one(variable, value, says):
+    # Placement's settings are read on its first request when deployed: `make run` reads them all first.
+    with pytest.raises(ConfigurationError) as raised:
+        read_every_setting({variable: value})
+    assert str(raised.value) == says
+
+
+def test_every_setting_unset_is_readable():
+    read_every_setting({})
