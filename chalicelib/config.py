@@ -16,11 +16,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+# Raised here and where a setting is read outside this module (observability, the commitment sync).
+from chalicelib.errors import ConfigurationError as ConfigurationError
+
 Env = Mapping[str, str]
-
-
-class ConfigurationError(ValueError):
-    """A setting that cannot be used; the message names the variable and what it must be."""
 
 
 def _raw(env: Env, name: str) -> str | None:

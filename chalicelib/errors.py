@@ -8,6 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+class ConfigurationError(ValueError):
+    """A setting that cannot be used; the message names the variable and what it must be, never its value."""
+
+
 class ServiceError(Exception):
     status: int = 400
     default_code: str = "invalid_request"

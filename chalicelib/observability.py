@@ -41,6 +41,8 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from chalicelib.errors import ConfigurationError
+
 SERVICE_NAME = os.environ.get("POWERTOOLS_SERVICE_NAME") or "resource-provisioning"
 NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "ResourceProvisioning"
 
@@ -57,11 +59,37 @@ _TEXT_OMITS = frozenset({"service", "location", "xray_trace_id", "sampling_rate"
                          "exception_name"})
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def log_format(env: Mapping[str, str] | None = None) -> str:
     raw = (os.environ if env is None else env).get("RP_LOG_FORMAT") or "json"
     if raw not in LOG_FORMATS:
-        raise ValueError(f"RP_LOG_FORMAT={raw!r}: use one of {', '.join(LOG_FORMATS)}")
+        raise ConfigurationError(f"RP_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
     return raw
+
+
+def log_level(env: Mapping[str, str] | None = None) -> str | None:
+    """RP_LOG_LEVEL as a level name (any case), None when unset (Powertools' own resolution then)."""
+    raw = (os.environ if env is None else env).get("RP_LOG_LEVEL")
+    if not raw:
+        return None
+    if raw.upper() not in LOG_LEVELS:
+        raise ConfigurationError(f"RP_LOG_LEVEL must be one of: {', '.join(LOG_LEVELS)}")
+    return raw.upper()
+
+
+# Settings read when this module is imported (a Lambda container's start), where a bad one must not stop
+# every route: its default is used and the problem logged once the logger exists (`make run` refuses them).
+_IGNORED: list[str] = []
+
+
+def _or_default(read: Any, default: Any) -> Any:
+    try:
+        return read()
+    except ConfigurationError as problem:
+        _IGNORED.append(str(problem))
+        return default
 
 
 def text_line(log: Mapping[str, Any]) -> str:
@@ -77,7 +105,7 @@ def text_line(log: Mapping[str, Any]) -> str:
 
 
 # RP_LOG_LEVEL wins; otherwise Powertools' own resolution (POWERTOOLS_LOG_LEVEL, Lambda's, INFO).
-logger = Logger(service=SERVICE_NAME, level=os.environ.get("RP_LOG_LEVEL") or None)
+logger = Logger(service=SERVICE_NAME, level=_or_default(log_level, None))
 
 
 def _powertools_formatter() -> LambdaPowertoolsFormatter:
@@ -94,11 +122,13 @@ _JSON_LINE = _FORMATTER.json_serializer
 def use_log_format(name: str) -> None:
     """Powertools' formatter builds one dict per line and hands it to its serializer: JSON, or the text line."""
     if name not in LOG_FORMATS:
-        raise ValueError(f"RP_LOG_FORMAT={name!r}: use one of {', '.join(LOG_FORMATS)}")
+        raise ConfigurationError(f"RP_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
     _FORMATTER.json_serializer = text_line if name == "text" else _JSON_LINE
 
 
-use_log_format(log_format())
+use_log_format(_or_default(log_format, "json"))
+for _problem in _IGNORED:
+    logger.warning("setting not used: its default is", extra={"problem": _problem})
 
 # Only values of these shapes are logged from the path (anything else is attacker-chosen text).
 _SITE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")

@@ -37,7 +37,7 @@ from chalicelib.config import (
 from chalicelib.fleet.eventbridge import eventbridge_publisher
 from chalicelib.fleet.reconciler import reconcile
 from chalicelib.fleet.store import FleetStore
-from chalicelib.observability import logger, use_log_format
+from chalicelib.observability import log_level, logger, use_log_format
 from chalicelib.runtime import build_services, use_services
 from chalicelib.store.schema import ensure_table
 from devkit.embedded_store import start_embedded_store
@@ -60,6 +60,7 @@ def read_settings_now() -> None:
     (deployed, Placement's are read on its first request and Keystone's on its first token, each then a 500
     for that family). Keystone's from a Secrets Manager secret are left to the first token: a network call."""
     read_every_setting()
+    log_level()  # read when the app is imported, where a bad one is logged and its default used
     if PlacementAuthSettings.from_env().keystone and not os.environ.get("RP_COMMITMENTS_SECRET_ID"):
         from chalicelib.auth.keystone import KeystoneValidator
 

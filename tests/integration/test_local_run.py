@@ -212,11 +212,16 @@ def test_a_setting_that_cannot_be_read_is_one_line_naming_the_variable():
     ({"RP_PLACEMENT_MAX_CANDIDATES": "0"}, "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
     ({"RP_PLACEMENT_AUTH": "ldap"}, "RP_PLACEMENT_AUTH must be one of: keys, keystone"),
     # Keystone's settings, read on the first token when deployed
+    # (blank: what another test's environment may have left, e.g. chalice.test's stage variables, is unset)
     ({"RP_PLACEMENT_AUTH": "keystone", "RP_OPENSTACK_AUTH_URL": "http://127.0.0.1:9/v3",
-      "RP_OPENSTACK_USERNAME": "placement"},
+      "RP_OPENSTACK_USERNAME": "placement", "RP_OPENSTACK_PASSWORD": "", "RP_OPENSTACK_PROJECT_NAME": "",
+      "RP_COMMITMENTS_SECRET_ID": ""},
      "Keystone token validation needs RP_OPENSTACK_*: RP_OPENSTACK_PASSWORD, RP_OPENSTACK_PROJECT_NAME are "
      "required (or RP_OPENSTACK_APPLICATION_CREDENTIAL_ID and RP_OPENSTACK_APPLICATION_CREDENTIAL_SECRET "
      "instead of a password)"),
+    # read as the app is imported (deployed: logged, the default used)
+    ({"RP_LOG_LEVEL": "LOUD"}, "RP_LOG_LEVEL must be one of: DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+    ({"RP_LOG_FORMAT": "xml"}, "RP_LOG_FORMAT must be one of: json, text"),
     # read by each commitment pass: refused at the start when `make run` runs the sync
     ({"RP_COMMITMENTS_INTERVAL_SECONDS": "3600", "RP_COMMITMENTS_LEASE_SECONDS": "soon"},
      "RP_COMMITMENTS_LEASE_SECONDS must be a number (seconds)"),

@@ -5,16 +5,23 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from chalicelib import observability
+from chalicelib.config import ConfigurationError
 from chalicelib.observability import logger, metrics_enabled, record_request
 from chalicelib.view.sqs import consume
 from tests.support import factories as f
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SENTINEL = "sentinel-body-value-7f3a"
 
@@ -207,8 +214,30 @@ def test_an_invalid_event_batch_logs_the_pointer(api, keys, capture):
 def test_the_log_format_is_json_unless_text_is_asked_for():
     assert observability.log_format({}) == "json"
     assert observability.log_format({"RP_LOG_FORMAT": "text"}) == "text"
-    with pytest.raises(ValueError, match="RP_LOG_FORMAT='yaml': use one of json, text"):
+    with pytest.raises(ConfigurationError, match=r"^RP_LOG_FORMAT must be one of: json, text$"):
         observability.log_format({"RP_LOG_FORMAT": "yaml"})
+
+
+def test_the_log_level_is_a_level_name_in_any_case():
+    assert observability.log_level({}) is None
+    assert observability.log_level({"RP_LOG_LEVEL": "warning"}) == "WARNING"
+    with pytest.raises(ConfigurationError, match=r"^RP_LOG_LEVEL must be one of: DEBUG, INFO, WARNING, ERROR, "
+                                                 r"CRITICAL$"):
+        observability.log_level({"RP_LOG_LEVEL": "LOUD"})
+
+
+@pytest.mark.parametrize(("variable", "value"), [("RP_LOG_LEVEL", "LOUD"), ("RP_LOG_FORMAT", "xml")])
+def test_a_bad_log_setting_does_not_stop_the_app_from_loading(variable, value):
+    # read as a Lambda container starts: an import error there would fail every route with API Gateway's 502
+    env = {**os.environ, variable: value, "POWERTOOLS_METRICS_DISABLED": "true"}
+    done = subprocess.run([sys.executable, "-c", "import app"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    logged = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [(line["level"], line["problem"]) for line in logged if "problem" in line] == [
+        ("WARNING", f"{variable} must be one of: "
+         + (", ".join(observability.LOG_LEVELS) if variable == "RP_LOG_LEVEL" else "json, text"))]
+    assert value not in done.stdout + done.stderr
 
 
 def test_a_text_line_has_the_same_fields_readably():
