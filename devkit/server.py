@@ -57,11 +57,17 @@ def refuse_bad_keys() -> None:
 
 def read_settings_now() -> None:
     """Every setting the service reads later, read now, so that one that cannot be read refuses the start
-    (deployed, Placement's are read on its first request and Keystone's on its first token, each then a 500
-    for that family). Keystone's from a Secrets Manager secret are left to the first token: a network call."""
+    (deployed, Placement's, its policy file included, are read on its first request and Keystone's on its
+    first token, each then a 500 for that family). Keystone's from a Secrets Manager secret are left to the
+    first token: a network call."""
     read_every_setting()
     log_level()  # read when the app is imported, where a bad one is logged and its default used
-    if PlacementAuthSettings.from_env().keystone and not os.environ.get("RP_COMMITMENTS_SECRET_ID"):
+    placement = PlacementAuthSettings.from_env()
+    if placement.policy_file:
+        from chalicelib.placement.policy import load_policy
+
+        load_policy(placement)
+    if placement.keystone and not os.environ.get("RP_COMMITMENTS_SECRET_ID"):
         from chalicelib.auth.keystone import KeystoneValidator
 
         KeystoneValidator.from_env()

@@ -211,6 +211,8 @@ def test_a_setting_that_cannot_be_read_is_one_line_naming_the_variable():
      "RP_PLACEMENT_CANDIDATE_STRATEGY must be one of: depth-first, breadth-first"),
     ({"RP_PLACEMENT_MAX_CANDIDATES": "0"}, "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
     ({"RP_PLACEMENT_AUTH": "ldap"}, "RP_PLACEMENT_AUTH must be one of: keys, keystone"),
+    ({"RP_PLACEMENT_POLICY_FILE": "/nonexistent/policy.yaml"},
+     "RP_PLACEMENT_POLICY_FILE names a file that cannot be read"),
     # Keystone's settings, read on the first token when deployed
     # (blank: what another test's environment may have left, e.g. chalice.test's stage variables, is unset)
     ({"RP_PLACEMENT_AUTH": "keystone", "RP_OPENSTACK_AUTH_URL": "http://127.0.0.1:9/v3",
