@@ -33,8 +33,8 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
@@ -53,20 +53,21 @@ NO_CODE = "none"
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 LOG_FORMATS = ("json", "text")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # First in a text line, in this order; the other fields follow as key=value, in the order they were added.
 _TEXT_LEADS = ("timestamp", "level", "message")
 _TEXT_OMITS = frozenset({"service", "location", "xray_trace_id", "sampling_rate", "stack_trace", "exception",
                          "exception_name"})
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+def _known_format(name: str) -> str:
+    if name not in LOG_FORMATS:
+        raise ConfigurationError(f"RP_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
+    return name
 
 
 def log_format(env: Mapping[str, str] | None = None) -> str:
-    raw = (os.environ if env is None else env).get("RP_LOG_FORMAT") or "json"
-    if raw not in LOG_FORMATS:
-        raise ConfigurationError(f"RP_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
-    return raw
+    return _known_format((os.environ if env is None else env).get("RP_LOG_FORMAT") or "json")
 
 
 def log_level(env: Mapping[str, str] | None = None) -> str | None:
@@ -82,9 +83,10 @@ def log_level(env: Mapping[str, str] | None = None) -> str | None:
 # Settings read when this module is imported (a Lambda container's start), where a bad one must not stop
 # every route: its default is used and the problem logged once the logger exists (`make run` refuses them).
 _IGNORED: list[str] = []
+T = TypeVar("T")
 
 
-def _or_default(read: Any, default: Any) -> Any:
+def _or_default(read: Callable[[], T], default: T) -> T:
     try:
         return read()
     except ConfigurationError as problem:
@@ -121,9 +123,7 @@ _JSON_LINE = _FORMATTER.json_serializer
 
 def use_log_format(name: str) -> None:
     """Powertools' formatter builds one dict per line and hands it to its serializer: JSON, or the text line."""
-    if name not in LOG_FORMATS:
-        raise ConfigurationError(f"RP_LOG_FORMAT must be one of: {', '.join(LOG_FORMATS)}")
-    _FORMATTER.json_serializer = text_line if name == "text" else _JSON_LINE
+    _FORMATTER.json_serializer = text_line if _known_format(name) == "text" else _JSON_LINE
 
 
 use_log_format(_or_default(log_format, "json"))
