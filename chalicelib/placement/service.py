@@ -516,6 +516,8 @@ class PlacementService:
             if new_name == name:
                 return
             if int(item.get("refs", 0)):
+                if self.store.custom_class(new_name) is not None:  # upstream's first refusal: the name is taken
+                    raise errors.ResourceClassExists(f"Resource class already exists: {new_name}")
                 raise errors.ClassRenameRefused(
                     f"Cannot rename resource class {name}: it is in use (in inventories or fleet pools). This "
                     "service renames only classes nothing holds; remove its inventories first, or create "

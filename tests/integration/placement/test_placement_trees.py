@@ -181,6 +181,10 @@ def test_a_class_held_in_an_inventory_is_not_renamed(placement):
     rp = provider(placement, CUSTOM_HELD={"total": 1})
     refused = placement.put("/placement/resource_classes/CUSTOM_HELD", {"name": "CUSTOM_FREE"}, version="1.6")
     assert refused.status == 409 and "in use" in refused.body["errors"][0]["detail"]
+    assert placement.post("/placement/resource_classes", {"name": "CUSTOM_TAKEN"}, version="1.2").status == 201
+    taken = placement.put("/placement/resource_classes/CUSTOM_HELD", {"name": "CUSTOM_TAKEN"}, version="1.6")
+    assert taken.status == 409  # upstream's answer when both hold: the name is taken
+    assert taken.body["errors"][0]["detail"].endswith("Resource class already exists: CUSTOM_TAKEN  ")
     assert placement.delete(f"/placement/resource_providers/{rp}").status == 204
     renamed = placement.put("/placement/resource_classes/CUSTOM_HELD", {"name": "CUSTOM_FREE"}, version="1.6")
     assert renamed.status == 200 and renamed.body["name"] == "CUSTOM_FREE"
