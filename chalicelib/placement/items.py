@@ -95,9 +95,12 @@ def consumer_allocations(item: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
-    """A usage counter's sk in its project's partition: `-` (the project), `USER#<user>`, and per consumer
-    type (1.38) `T#<type>` and `UT#<user>#<type>`. A type has no `#` (^[A-Z0-9_]+$ or `unknown`), so the
-    last `#` of a `UT#` key ends the user, and `begins_with(sk, "T#")` lists exactly the project's types."""
+    """A usage item's sk in its project's partition: `-` (the project) and `USER#<user>`, each holding its
+    owner's counters for every type and per consumer type (`usage_attribute`). `T#<type>` and
+    `UT#<user>#<type>` (`consumer_type` given) are the per-type items written before those counters moved
+    onto the owner's item (decision 0049): read and summed, never written. A type has no `#`
+    (^[A-Z0-9_]+$ or `unknown`), so the last `#` of a `UT#` key ends the user, and `begins_with(sk, "T#")`
+    lists exactly the project's types."""
     if consumer_type is None:
         return f"USER#{user}" if user is not None else "-"
     return f"UT#{user}#{consumer_type}" if user is not None else f"T#{consumer_type}"
@@ -105,6 +108,69 @@ def usage_sort_key(user: str | None, consumer_type: str | None = None) -> str:
 
 def usage_key(project: str, user: str | None, consumer_type: str | None = None) -> dict[str, Any]:
     return key(f"PLUSAGE#{project}", usage_sort_key(user, consumer_type))
+
+
+USAGE_CONSUMERS = "consumers"  # a counter's consumer count (1.38's `consumer_count`) beside its `rc_<class>`
+TYPE_PREFIX = "T#"
+
+
+def usage_attribute(consumer_type: str | None, counted: str, consumer_count: str) -> str:
+    """The attribute of one counter on its owner's usage item: `rc_<class>` or `consumers` for every type,
+    `T#<type>#rc_<class>` or `T#<type>#consumers` for one consumer type. `counted` is a class, or
+    `consumer_count` (the rules' name for the consumer count)."""
+    name = USAGE_CONSUMERS if counted == consumer_count else f"rc_{counted}"
+    return name if consumer_type is None else f"{TYPE_PREFIX}{consumer_type}#{name}"
+
+
+def usage_updates(table: str, deltas: Mapping[tuple[str, str | None, str | None], Mapping[str, int]],
+                  consumer_count: str) -> list[Op]:
+    """The ADDs that move these counters: one Update per owner's item (a project's, a user's), every type's
+    counters and the per-type ones together, so a write moves 2 usage items per owner (4 when the owner
+    changes), not one per counter."""
+    by_item: dict[tuple[str, str | None], dict[str, int]] = {}
+    for (project, user, consumer_type), delta in deltas.items():
+        moves = by_item.setdefault((project, user), {})
+        for counted, amount in delta.items():
+            attribute = usage_attribute(consumer_type, counted, consumer_count)
+            moves[attribute] = moves.get(attribute, 0) + amount
+    ops = []
+    for (project, user), moves in sorted(by_item.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        moved = sorted(attribute for attribute, amount in moves.items() if amount)
+        if not moved:
+            continue
+        ops.append(Op(f"usage:{project}:{usage_sort_key(user)}", {"Update": {
+            "TableName": table, "Key": usage_key(project, user),
+            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(moved))),
+            "ExpressionAttributeNames": {f"#c{i}": attribute for i, attribute in enumerate(moved)},
+            "ExpressionAttributeValues": {f":d{i}": to_value(moves[attribute]) for i, attribute in enumerate(moved)},
+        }}))
+    return ops
+
+
+def usage_items_moved(deltas: Mapping[tuple[str, str | None, str | None], Mapping[str, int]]) -> int:
+    """How many usage items `usage_updates` writes for these counters (one per owner that moves)."""
+    return len({(project, user) for (project, user, _), delta in deltas.items() if any(delta.values())})
+
+
+def usage_counters(item: Mapping[str, Any], consumer_type: str | None) -> dict[str, int]:
+    """One counter's amounts on a usage item, as stored (zeros and negatives kept, for summing with a
+    legacy item's): class -> amount, and `consumers` -> the consumer count. `consumer_type` None: every
+    type's counter (also what a legacy per-type item holds)."""
+    prefix = "" if consumer_type is None else f"{TYPE_PREFIX}{consumer_type}#"
+    found: dict[str, int] = {}
+    for attribute, value in item.items():
+        if not attribute.startswith(prefix):
+            continue
+        name = attribute[len(prefix):]
+        if name == USAGE_CONSUMERS or name.startswith("rc_"):
+            found[name] = int(value)
+    return found
+
+
+def usage_types(item: Mapping[str, Any]) -> set[str]:
+    """The consumer types an owner's usage item holds counters of."""
+    return {attribute[len(TYPE_PREFIX):].rsplit("#", 1)[0] for attribute in item
+            if attribute.startswith(TYPE_PREFIX)}
 
 
 def class_key(name: str) -> dict[str, Any]:

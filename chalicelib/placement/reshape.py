@@ -176,11 +176,11 @@ def pack(changes: list[ConsumerChange]) -> list[Chunk]:
 
     for change in changes:
         alone = _usage_of([change])
-        if 1 + _allocation_ops(change) > CHUNK_ROOM or 1 + len(alone) > CHUNK_ROOM:
+        if 1 + _allocation_ops(change) > CHUNK_ROOM or 1 + items.usage_items_moved(alone) > CHUNK_ROOM:
             raise errors.TooLarge(f"Consumer {change.uuid} has allocations on too many providers to reshape.")
         merged = _merge(usage, alone)
         rewrite = sum(1 + _allocation_ops(c) for c in current) + 1 + _allocation_ops(change)
-        if rewrite > CHUNK_ROOM or len(current) + 1 + len(merged) > CHUNK_ROOM:
+        if rewrite > CHUNK_ROOM or len(current) + 1 + items.usage_items_moved(merged) > CHUNK_ROOM:
             close()
             current, merged = [], alone
         current.append(change)
@@ -453,17 +453,8 @@ def cleanup_ops(table: str, plan: Plan, chunk: Chunk) -> list[Op]:
 
 
 def usage_ops(table: str, deltas: rules.UsageDeltas) -> list[Op]:
-    """The counters' ADDs (as the allocation transaction moves them: store.py names them the same way)."""
-    ops = []
-    for (project, user, consumer_type), delta in sorted(deltas.items(), key=lambda kv: tuple(p or "" for p in kv[0])):
-        names = {f"#c{i}": ("consumers" if rc == rules.CONSUMER_COUNT else f"rc_{rc}")
-                 for i, rc in enumerate(sorted(delta))}
-        values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
-        ops.append(Op(f"usage:{project}:{items.usage_sort_key(user, consumer_type)}", {"Update": {
-            "TableName": table, "Key": items.usage_key(project, user, consumer_type),
-            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
-            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}}))
-    return ops
+    """The counters' ADDs, as the allocation transaction moves them (one Update per owner's usage item)."""
+    return items.usage_updates(table, deltas, rules.CONSUMER_COUNT)
 
 
 # --- what readers see ------------------------------------------------------------------------------

@@ -6,10 +6,10 @@
 | one consumer's allocation on it   | PLRP#<uuid>            | ALLOC#<consumer>|
 | provider name claim (uniqueness)  | PLRPNAME#<name>        | -               |
 | consumer                          | PLCONS#<uuid>          | -               |
-| usage of a project                | PLUSAGE#<project>      | -               |
-| usage of a (project, user)        | PLUSAGE#<project>      | USER#<user>     |
-| usage of a project's consumer type| PLUSAGE#<project>      | T#<type>        |
-| usage of a (project, user, type)  | PLUSAGE#<project>      | UT#<user>#<type>|
+| usage of a project (every type's counters and each type's) | PLUSAGE#<project> | - |
+| usage of a (project, user) (the same)                        | PLUSAGE#<project> | USER#<user> |
+| legacy: a project's consumer type (read, never written)      | PLUSAGE#<project> | T#<type> |
+| legacy: a (project, user, type) (read, never written)        | PLUSAGE#<project> | UT#<user>#<type> |
 | custom resource class             | PLRC                   | <name>          |
 | resource-class index              | PLRCX#<class>          | <provider uuid> |
 | aggregate membership              | PLAGG#<aggregate>      | <provider uuid> |
@@ -53,7 +53,7 @@ from chalicelib.placement.items import (
 )
 from chalicelib.placement.models import Consumer, Inventory, Provider
 from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
-from chalicelib.store.codec import to_item, to_value
+from chalicelib.store.codec import to_item
 from chalicelib.store.keys import key_id
 from chalicelib.store.ops import (
     BATCH_GET_KEYS,
@@ -128,14 +128,16 @@ def _consumer(item: dict[str, Any]) -> Consumer:
     )
 
 
-CONSUMER_COUNT_ATTRIBUTE = "consumers"
-
-
-def _usage(item: dict[str, Any]) -> dict[str, int]:
-    """A usage counter's non-zero classes and, when any, its consumer count (1.38's `consumer_count`)."""
-    usages = {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+def _usage(*counters: dict[str, int]) -> dict[str, int]:
+    """A counter's non-zero classes and, when any, its consumer count (1.38's `consumer_count`), summed over
+    its parts (`items.usage_counters` of an owner's item and of a legacy per-type item)."""
+    total: dict[str, int] = {}
+    for part in counters:
+        for name, amount in part.items():
+            total[name] = total.get(name, 0) + amount
+    usages = {name[len("rc_"):]: amount for name, amount in total.items() if name.startswith("rc_") and amount}
     if usages:
-        usages[CONSUMER_COUNT] = int(item.get(CONSUMER_COUNT_ATTRIBUTE, 0))
+        usages[CONSUMER_COUNT] = total.get(items.USAGE_CONSUMERS, 0)
     return usages
 
 
@@ -340,31 +342,46 @@ class PlacementStore:
         self._transact(ops)
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
-        item = self._get(usage_key(project, user)) or {}
-        return {k[len("rc_"):]: int(v) for k, v in item.items() if k.startswith("rc_") and int(v)}
+        counters = items.usage_counters(self._get(usage_key(project, user)) or {}, None)
+        return {name[len("rc_"):]: amount for name, amount in counters.items() if name.startswith("rc_") and amount}
 
     def usage_of_type(self, project: str, user: str | None, consumer_type: str | None) -> dict[str, int]:
         """One counter (1.38): a consumer type's (or, `consumer_type` None, every type's), with its
-        `consumer_count`; {} when nothing is allocated. One GetItem."""
-        return _usage(self._get(usage_key(project, user, consumer_type)) or {})
+        `consumer_count`; {} when nothing is allocated. The owner's item, and for a type its legacy item
+        (decision 0049), in one consistent read."""
+        if consumer_type is None:
+            return _usage(items.usage_counters(self._get(usage_key(project, user)) or {}, None))
+        owner, legacy = usage_key(project, user), usage_key(project, user, consumer_type)
+        found = self._batch([owner, legacy])
+        return _usage(items.usage_counters(found.get(key_id(owner)) or {}, consumer_type),
+                      items.usage_counters(found.get(key_id(legacy)) or {}, None))
 
     def usages_by_type(self, project: str, user: str | None) -> dict[str, dict[str, int]]:
-        """Every consumer type's counter of a project (or of its user), with its `consumer_count`: one
-        Query of the project's partition by sk prefix (`T#`, or `UT#<user>#`, a user whose id extends
-        this one's being told apart by the last `#`)."""
-        prefix = usage_sort_key(user, "")
-        items = self._query(
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)", ConsistentRead=True,
-            ExpressionAttributeValues={":pk": {"S": f"PLUSAGE#{project}"}, ":prefix": {"S": prefix}})
-        found: dict[str, dict[str, int]] = {}
-        for item in items:
-            head, consumer_type = str(item["sk"]).rsplit("#", 1)
-            if f"{head}#" != prefix:
-                continue  # another user's (its id starts with this user's and a `#`)
-            usage = _usage(item)
+        """Every consumer type's counter of a project (or of its user), with its `consumer_count`. A project's:
+        one consistent Query of its partition from `-` through the legacy `T#` items (nothing else sorts
+        between them); a user's: its item, then a Query of its legacy items by prefix `UT#<user>#` (a user
+        whose id extends this one's told apart by the last `#`)."""
+        pk, prefix = {":pk": {"S": f"PLUSAGE#{project}"}}, usage_sort_key(user, "")
+        if user is None:  # "-" < "T#..." < "T$" < "USER#...": the owner's item and the legacy ones
+            found = self._query(KeyConditionExpression="pk = :pk AND sk BETWEEN :owner AND :end",
+                                ConsistentRead=True, ExpressionAttributeValues={
+                                    **pk, ":owner": {"S": usage_sort_key(None)}, ":end": {"S": "T$"}})
+            owner = next((item for item in found if item["sk"] == usage_sort_key(None)), {})
+        else:
+            owner = self._get(usage_key(project, user)) or {}
+            found = self._query(KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                                ConsistentRead=True, ExpressionAttributeValues={**pk, ":prefix": {"S": prefix}})
+        legacy: dict[str, dict[str, int]] = {}
+        for item in found:
+            head, _, consumer_type = str(item["sk"]).rpartition("#")
+            if f"{head}#" == prefix:  # not the owner's item, nor another user's whose id extends this one's
+                legacy[consumer_type] = items.usage_counters(item, None)
+        by_type: dict[str, dict[str, int]] = {}
+        for consumer_type in sorted(items.usage_types(owner) | set(legacy)):
+            usage = _usage(items.usage_counters(owner, consumer_type), legacy.get(consumer_type, {}))
             if usage:
-                found[consumer_type] = usage
-        return found
+                by_type[consumer_type] = usage
+        return by_type
 
     def custom_classes(self) -> list[dict[str, Any]]:
         return self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
@@ -638,21 +655,9 @@ class PlacementStore:
         return ops
 
     def _usage_updates(self, deltas: UsageDeltas) -> list[Op]:
-        """One ADD per counter that moves (a consumer's write moves up to 4 per owner: project, user, and
-        each by its consumer type; 8 when the owner or type changes)."""
-        return [self._usage_update(bucket, delta) for bucket, delta in
-                sorted(deltas.items(), key=lambda kv: tuple(part or "" for part in kv[0])) if delta]
-
-    def _usage_update(self, bucket: tuple[str, str | None, str | None], delta: dict[str, int]) -> Op:
-        project, user, consumer_type = bucket
-        attribute = {rc: CONSUMER_COUNT_ATTRIBUTE if rc == CONSUMER_COUNT else f"rc_{rc}" for rc in delta}
-        names = {f"#c{i}": attribute[rc] for i, rc in enumerate(sorted(delta))}
-        values = {f":d{i}": to_value(delta[rc]) for i, rc in enumerate(sorted(delta))}
-        return Op(f"usage:{project}:{usage_sort_key(user, consumer_type)}", {"Update": {
-            "TableName": self._table, "Key": usage_key(project, user, consumer_type),
-            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(delta))),
-            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
-        }})
+        """The counters' ADDs: one Update per owner's usage item (project, user), each with every type's
+        counters and the consumer type's (2 items a write that keeps owner and type, 4 when either changes)."""
+        return items.usage_updates(self._table, deltas, CONSUMER_COUNT)
 
     def create_class(self, name: str) -> bool:
         """False when the class exists already."""

@@ -26,6 +26,7 @@ Single-table layout (pk, sk are strings):
 | Placement consumer          | PLCONS#<uuid>                   | -         |
 | Placement usage (project)   | PLUSAGE#<projectId>             | -         |
 | Placement usage (user)      | PLUSAGE#<projectId>             | USER#<userId> |
+| Placement usage, legacy per type (read only) | PLUSAGE#<projectId> | T#<type>, UT#<userId>#<type> |
 | Placement custom class      | PLRC                            | <name>    |
 | commitment reservation      | CMTRES                          | <commitment uuid> |
 | commitment sync run         | CMTRUN                          | <start ms>#<runId> |

@@ -158,3 +158,42 @@ def test_a_consumers_allocations_are_stored_with_their_order():
     stored = items.consumer_allocations_attributes(allocations)
     assert stored == {"allocs": allocations, "allocOrder": ["b", "a"]}
     assert items.consumer_allocations(stored) == allocations and list(items.consumer_allocations(stored)) == ["b", "a"]
+
+
+# --- usage counters on their owner's item (decision 0049) ------------------------------------------------
+
+def test_a_consumers_counters_move_one_item_per_owner():
+    deltas = {("p", None, None): {"VCPU": 2, "consumer_count": 1}, ("p", "u", None): {"VCPU": 2, "consumer_count": 1},
+              ("p", None, "INSTANCE"): {"VCPU": 2, "consumer_count": 1},
+              ("p", "u", "INSTANCE"): {"VCPU": 2, "consumer_count": 1}}
+    ops = items.usage_updates("t", deltas, "consumer_count")
+    assert [op.name for op in ops] == ["usage:p:-", "usage:p:USER#u"]
+    update = ops[0].request["Update"]
+    assert update["Key"] == {"pk": {"S": "PLUSAGE#p"}, "sk": {"S": "-"}}
+    assert sorted(update["ExpressionAttributeNames"].values()) == [
+        "T#INSTANCE#consumers", "T#INSTANCE#rc_VCPU", "consumers", "rc_VCPU"]
+    assert update["UpdateExpression"] == "ADD #c0 :d0, #c1 :d1, #c2 :d2, #c3 :d3"
+    assert items.usage_items_moved(deltas) == 2
+
+
+@pytest.mark.parametrize(("deltas", "names"), [
+    # the type changes: one counter down, the other up, on the same item
+    ({("p", None, "A"): {"VCPU": -1}, ("p", None, "B"): {"VCPU": 1}}, {"usage:p:-"}),
+    # the owner changes: both users' items
+    ({("p", "u", None): {"VCPU": -1}, ("p", "v", None): {"VCPU": 1}}, {"usage:p:USER#u", "usage:p:USER#v"}),
+    # nothing moves: no item
+    ({("p", None, None): {"VCPU": 0}}, set()),
+])
+def test_usage_updates_write_only_what_moves(deltas, names):
+    ops = items.usage_updates("t", deltas, "consumer_count")
+    assert {op.name for op in ops} == names
+    assert items.usage_items_moved(deltas) == len(names)
+
+
+def test_an_owners_item_is_read_per_type_and_for_every_type():
+    item = {"pk": "PLUSAGE#p", "sk": "-", "rc_VCPU": 3, "consumers": 2, "T#A#rc_VCPU": 1, "T#A#consumers": 1,
+            "T#B#rc_VCPU": 2, "T#B#consumers": 1, "T#C#rc_VCPU": 0}
+    assert items.usage_counters(item, None) == {"rc_VCPU": 3, "consumers": 2}
+    assert items.usage_counters(item, "A") == {"rc_VCPU": 1, "consumers": 1}
+    assert items.usage_counters(item, "D") == {}
+    assert items.usage_types(item) == {"A", "B", "C"}

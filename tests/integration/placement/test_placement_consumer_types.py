@@ -47,3 +47,53 @@ def test_a_user_whose_id_extends_another_is_told_apart(placement, services):
     assert service.usages_by_consumer_type(PROJECT, "u", None) == {"INSTANCE": {"VCPU": 1, "consumer_count": 1}}
     assert service.usages_by_consumer_type(PROJECT, "u#X", None) == {"INSTANCE": {"VCPU": 2, "consumer_count": 1}}
     assert service.usages_by_consumer_type(PROJECT, None, None) == {"INSTANCE": {"VCPU": 3, "consumer_count": 2}}
+
+
+def _as_written_before_0049(services, user: str, consumer_type: str) -> None:
+    """Move a type's counters off the owners' items into the per-type items the version before decision 0049
+    wrote (`T#<type>`, `UT#<user>#<type>`), as a table written by that version holds them."""
+    client, table = services.client, services.table
+    for owner, legacy in (("-", f"T#{consumer_type}"), (f"USER#{user}", f"UT#{user}#{consumer_type}")):
+        key = {"pk": {"S": f"PLUSAGE#{PROJECT}"}, "sk": {"S": owner}}
+        item = client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+        moved = {name: value for name, value in item.items() if name.startswith(f"T#{consumer_type}#")}
+        assert moved, "the counters are on the owner's item"
+        client.update_item(TableName=table, Key=key, UpdateExpression="REMOVE " + ", ".join(
+            f"#a{i}" for i in range(len(moved))), ExpressionAttributeNames={f"#a{i}": n for i, n in enumerate(moved)})
+        client.put_item(TableName=table, Item={"pk": key["pk"], "sk": {"S": legacy},
+                                               **{name.rsplit("#", 1)[1]: value for name, value in moved.items()}})
+
+
+def test_counters_written_before_they_moved_onto_the_owners_items_are_summed(placement, services):
+    """Decision 0049: per-type items of an earlier version are read with the owners' items, never written; a
+    consumer counted in them and released now leaves nothing (a negative on the owner's item cancels them)."""
+    service = services.placement
+    rp = provider(placement, VCPU={"total": 100})
+    old, new = new_uuid(), new_uuid()
+    put(service, old, rp, 2, "u", "INSTANCE", None)
+    _as_written_before_0049(services, "u", "INSTANCE")
+    assert service.usages_by_consumer_type(PROJECT, None, None) == {"INSTANCE": {"VCPU": 2, "consumer_count": 1}}
+    put(service, new, rp, 3, "u", "INSTANCE", None)
+    expected = {"INSTANCE": {"VCPU": 5, "consumer_count": 2}}
+    assert service.usages_by_consumer_type(PROJECT, None, None) == expected
+    assert service.usages_by_consumer_type(PROJECT, "u", None) == expected
+    assert service.usages_by_consumer_type(PROJECT, None, "INSTANCE") == expected
+    assert service.usages_by_consumer_type(PROJECT, "u", "INSTANCE") == expected
+    assert service.usages_by_consumer_type(PROJECT, "u", "all") == {"all": {"VCPU": 5, "consumer_count": 2}}
+    service.delete_allocations(old)
+    service.delete_allocations(new)
+    assert service.usages_by_consumer_type(PROJECT, None, None) == {}
+    assert service.usages_by_consumer_type(PROJECT, "u", "INSTANCE") == {}
+    legacy = services.client.get_item(TableName=services.table, ConsistentRead=True, Key={
+        "pk": {"S": f"PLUSAGE#{PROJECT}"}, "sk": {"S": "T#INSTANCE"}})["Item"]
+    assert legacy["rc_VCPU"] == {"N": "2"}, "a legacy item is never written"
+
+
+def test_a_write_moves_one_usage_item_per_owner(placement, services):
+    """Every type's counters and the consumer type's on one item per owner: project and user, 2 items."""
+    rp = provider(placement, VCPU={"total": 100})
+    put(services.placement, new_uuid(), rp, 2, "u", "INSTANCE", None)
+    found = services.client.query(TableName=services.table, ConsistentRead=True, KeyConditionExpression="pk = :pk",
+                                  ExpressionAttributeValues={":pk": {"S": f"PLUSAGE#{PROJECT}"}})["Items"]
+    assert sorted(item["sk"]["S"] for item in found) == ["-", "USER#u"]
+    assert found[0]["T#INSTANCE#rc_VCPU"] == {"N": "2"} and found[0]["rc_VCPU"] == {"N": "2"}
