@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from tests.integration.placement.helpers import claim, new_uuid, provider
+from tests.integration.placement.helpers import PROJECT, USER, claim, new_uuid, provider
 
 
 def run_threads(n: int, work) -> list:
@@ -88,3 +88,21 @@ def test_a_race_lost_every_time_ends_in_409_concurrent_update_after_bounded_retr
     assert answer.status == 409 and answer.body["errors"][0]["code"] == "placement.concurrent_update"
     assert len(attempts) == RETRIES
     assert placement.get(f"/placement/resource_providers/{rp}/usages").body["usages"] == {"VCPU": 0}
+
+
+def test_racing_writers_of_one_project_lose_no_usage_of_any_type(placement):
+    """Every writer of a project moves its owner's one usage item (every type's counters and its type's,
+    decision 0049): concurrent ADDs in transactions that meet on it, retried, count each write once."""
+    providers = [provider(placement, VCPU={"total": 10}) for _ in range(2)]
+    types = ["INSTANCE", "MIGRATION"]
+
+    def write(i: int) -> int:
+        body = {"allocations": {providers[i % 2]: {"resources": {"VCPU": 1}}}, "project_id": PROJECT,
+                "user_id": USER, "consumer_generation": None, "consumer_type": types[i % 2]}
+        return placement.put(f"/placement/allocations/{new_uuid()}", body, version="1.38").status
+
+    assert run_threads(8, write) == [204] * 8
+    usages = placement.get(f"/placement/usages?project_id={PROJECT}&user_id={USER}", version="1.38").body
+    assert usages["usages"] == {kind: {"VCPU": 4, "consumer_count": 4} for kind in types}
+    every = placement.get(f"/placement/usages?project_id={PROJECT}&consumer_type=all", version="1.38").body
+    assert every["usages"] == {"all": {"VCPU": 8, "consumer_count": 8}}
