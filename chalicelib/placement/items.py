@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from chalicelib.placement.models import Inventory, Provider
+from chalicelib.placement.models import CONSUMER_COUNT, Inventory, Provider
 from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.ops import Op
 
@@ -114,30 +114,34 @@ USAGE_CONSUMERS = "consumers"  # a counter's consumer count (1.38's `consumer_co
 TYPE_PREFIX = "T#"
 
 
-def usage_attribute(consumer_type: str | None, counted: str, consumer_count: str) -> str:
+UsageMoves = Mapping[tuple[str, str | None, str | None], Mapping[str, int]]  # rules.UsageDeltas
+
+
+def usage_attribute(consumer_type: str | None, counted: str) -> str:
     """The attribute of one counter on its owner's usage item: `rc_<class>` or `consumers` for every type,
-    `T#<type>#rc_<class>` or `T#<type>#consumers` for one consumer type. `counted` is a class, or
-    `consumer_count` (the rules' name for the consumer count)."""
-    name = USAGE_CONSUMERS if counted == consumer_count else f"rc_{counted}"
+    `T#<type>#rc_<class>` or `T#<type>#consumers` for one consumer type (`counted`: a class or
+    CONSUMER_COUNT)."""
+    name = USAGE_CONSUMERS if counted == CONSUMER_COUNT else f"rc_{counted}"
     return name if consumer_type is None else f"{TYPE_PREFIX}{consumer_type}#{name}"
 
 
-def usage_updates(table: str, deltas: Mapping[tuple[str, str | None, str | None], Mapping[str, int]],
-                  consumer_count: str) -> list[Op]:
+def _moves_by_item(deltas: UsageMoves) -> dict[tuple[str, str | None], dict[str, int]]:
+    """(project, user) -> attribute -> amount, for each owner's item with something to move."""
+    by_item: dict[tuple[str, str | None], dict[str, int]] = {}
+    for (project, user, consumer_type), delta in deltas.items():
+        for counted, amount in delta.items():
+            if amount:
+                by_item.setdefault((project, user), {})[usage_attribute(consumer_type, counted)] = amount
+    return by_item
+
+
+def usage_updates(table: str, deltas: UsageMoves) -> list[Op]:
     """The ADDs that move these counters: one Update per owner's item (a project's, a user's), every type's
     counters and the per-type ones together, so a write moves 2 usage items per owner (4 when the owner
     changes), not one per counter."""
-    by_item: dict[tuple[str, str | None], dict[str, int]] = {}
-    for (project, user, consumer_type), delta in deltas.items():
-        moves = by_item.setdefault((project, user), {})
-        for counted, amount in delta.items():
-            attribute = usage_attribute(consumer_type, counted, consumer_count)
-            moves[attribute] = moves.get(attribute, 0) + amount
     ops = []
-    for (project, user), moves in sorted(by_item.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        moved = sorted(attribute for attribute, amount in moves.items() if amount)
-        if not moved:
-            continue
+    for (project, user), moves in sorted(_moves_by_item(deltas).items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        moved = sorted(moves)
         ops.append(Op(f"usage:{project}:{usage_sort_key(user)}", {"Update": {
             "TableName": table, "Key": usage_key(project, user),
             "UpdateExpression": "ADD " + ", ".join(f"#c{i} :d{i}" for i in range(len(moved))),
@@ -147,9 +151,9 @@ def usage_updates(table: str, deltas: Mapping[tuple[str, str | None, str | None]
     return ops
 
 
-def usage_items_moved(deltas: Mapping[tuple[str, str | None, str | None], Mapping[str, int]]) -> int:
+def usage_items_moved(deltas: UsageMoves) -> int:
     """How many usage items `usage_updates` writes for these counters (one per owner that moves)."""
-    return len({(project, user) for (project, user, _), delta in deltas.items() if any(delta.values())})
+    return len(_moves_by_item(deltas))
 
 
 def usage_counters(item: Mapping[str, Any], consumer_type: str | None) -> dict[str, int]:

@@ -14,6 +14,10 @@ INCOMPLETE_ID = "00000000-0000-0000-0000-000000000000"
 # name it (upstream's NULL_CONSUMER_TYPE_ALIAS). Real types match ^[A-Z0-9_]+$, so it never collides.
 UNKNOWN_CONSUMER_TYPE = "unknown"
 
+# The key of a usage counter's consumer count among its per-class amounts (classes are upper case: no
+# collision); 1.38's `consumer_count`.
+CONSUMER_COUNT = "consumer_count"
+
 
 @dataclass(frozen=True)
 class Inventory:

@@ -448,13 +448,8 @@ def cleanup_ops(table: str, plan: Plan, chunk: Chunk) -> list[Op]:
             ops.append(Op(f"consumer:{change.uuid}", {"Update": {
                 "TableName": table, "Key": items.consumer_key(change.uuid), "UpdateExpression": "REMOVE fence, prev",
                 "ConditionExpression": "fence = :id", "ExpressionAttributeValues": fenced}}))
-    ops += usage_ops(table, chunk.usage)
+    ops += items.usage_updates(table, chunk.usage)  # as the allocation transaction moves them
     return ops
-
-
-def usage_ops(table: str, deltas: rules.UsageDeltas) -> list[Op]:
-    """The counters' ADDs, as the allocation transaction moves them (one Update per owner's usage item)."""
-    return items.usage_updates(table, deltas, rules.CONSUMER_COUNT)
 
 
 # --- what readers see ------------------------------------------------------------------------------

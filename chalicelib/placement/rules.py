@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 from chalicelib.placement import errors
 from chalicelib.placement.classes import class_order
-from chalicelib.placement.models import UNKNOWN_CONSUMER_TYPE, Consumer, ConsumerWrite, Inventory, Provider
+from chalicelib.placement.models import (
+    CONSUMER_COUNT,
+    UNKNOWN_CONSUMER_TYPE,
+    Consumer,
+    ConsumerWrite,
+    Inventory,
+    Provider,
+)
 
 # --- inventories -------------------------------------------------------------------------------
 
@@ -101,8 +108,6 @@ class ProviderChange:
 # A usage counter: (project, user or None for the whole project, consumer type or None for every type).
 # GET /usages reads one of them (or, at 1.38 without `consumer_type`, the per-type ones of a project/user).
 UsageBucket = tuple[str, str | None, str | None]
-# The key of a bucket's consumer count among its per-class deltas (classes are upper case: no collision).
-CONSUMER_COUNT = "consumer_count"
 UsageDeltas = dict[UsageBucket, dict[str, int]]
 
 

@@ -51,8 +51,8 @@ from chalicelib.placement.items import (
     usage_sort_key,
     uuid_of_sort_key,
 )
-from chalicelib.placement.models import Consumer, Inventory, Provider
-from chalicelib.placement.rules import CONSUMER_COUNT, AllocationDecision, ProviderChange, UsageDeltas
+from chalicelib.placement.models import CONSUMER_COUNT, Consumer, Inventory, Provider
+from chalicelib.placement.rules import AllocationDecision, ProviderChange, UsageDeltas
 from chalicelib.store.codec import to_item
 from chalicelib.store.keys import key_id
 from chalicelib.store.ops import (
@@ -342,8 +342,9 @@ class PlacementStore:
         self._transact(ops)
 
     def usage_totals(self, project: str, user: str | None) -> dict[str, int]:
-        counters = items.usage_counters(self._get(usage_key(project, user)) or {}, None)
-        return {name[len("rc_"):]: amount for name, amount in counters.items() if name.startswith("rc_") and amount}
+        usage = self.usage_of_type(project, user, None)
+        usage.pop(CONSUMER_COUNT, None)  # below 1.38 a counter shows its classes only
+        return usage
 
     def usage_of_type(self, project: str, user: str | None, consumer_type: str | None) -> dict[str, int]:
         """One counter (1.38): a consumer type's (or, `consumer_type` None, every type's), with its
@@ -571,7 +572,7 @@ class PlacementStore:
         ops: list[Op] = [self._provider_change(rp, change) for rp, change in decision.providers.items()]
         for uuid, new in decision.consumers.items():
             ops.extend(self._consumer_items(uuid, consumers.get(uuid), new))
-        ops.extend(self._usage_updates(decision.usage_deltas))
+        ops.extend(items.usage_updates(self._table, decision.usage_deltas))
         if ops:
             self._transact(ops)
 
@@ -581,7 +582,7 @@ class PlacementStore:
             deltas={rc: -n for rc, n in res.items()}, limits={}, bump_generation=False, inventory_version=None,
         )) for rp, res in consumer.allocations.items()]
         ops.extend(self._consumer_items(consumer.uuid, consumer, None))
-        ops.extend(self._usage_updates(deltas))
+        ops.extend(items.usage_updates(self._table, deltas))
         self._transact(ops)
 
     def _provider_change(self, rp: str, change: ProviderChange) -> Op:
@@ -653,11 +654,6 @@ class PlacementStore:
                     "consumerGeneration": new.generation, "updatedAt": now(),
                 })}}))
         return ops
-
-    def _usage_updates(self, deltas: UsageDeltas) -> list[Op]:
-        """The counters' ADDs: one Update per owner's usage item (project, user), each with every type's
-        counters and the consumer type's (2 items a write that keeps owner and type, 4 when either changes)."""
-        return items.usage_updates(self._table, deltas, CONSUMER_COUNT)
 
     def create_class(self, name: str) -> bool:
         """False when the class exists already."""

@@ -166,7 +166,7 @@ def test_a_consumers_counters_move_one_item_per_owner():
     deltas = {("p", None, None): {"VCPU": 2, "consumer_count": 1}, ("p", "u", None): {"VCPU": 2, "consumer_count": 1},
               ("p", None, "INSTANCE"): {"VCPU": 2, "consumer_count": 1},
               ("p", "u", "INSTANCE"): {"VCPU": 2, "consumer_count": 1}}
-    ops = items.usage_updates("t", deltas, "consumer_count")
+    ops = items.usage_updates("t", deltas)
     assert [op.name for op in ops] == ["usage:p:-", "usage:p:USER#u"]
     update = ops[0].request["Update"]
     assert update["Key"] == {"pk": {"S": "PLUSAGE#p"}, "sk": {"S": "-"}}
@@ -185,7 +185,7 @@ def test_a_consumers_counters_move_one_item_per_owner():
     ({("p", None, None): {"VCPU": 0}}, set()),
 ])
 def test_usage_updates_write_only_what_moves(deltas, names):
-    ops = items.usage_updates("t", deltas, "consumer_count")
+    ops = items.usage_updates("t", deltas)
     assert {op.name for op in ops} == names
     assert items.usage_items_moved(deltas) == len(names)
 
