@@ -160,6 +160,19 @@ class PlacementCandidateSettings:
         )
 
 
+@dataclass(frozen=True)
+class PlacementClaimSettings:
+    """How many providers' inventories a process keeps to claim for new consumers without reading first
+    (docs/decisions/0050-claims-on-known-inventories.md); 0: every claim reads first."""
+
+    known_inventories: int
+
+    @classmethod
+    def from_env(cls, env: Env | None = None) -> PlacementClaimSettings:
+        env = os.environ if env is None else env
+        return cls(known_inventories=env_int(env, "RP_PLACEMENT_KNOWN_INVENTORIES", 4096, minimum=0))
+
+
 def read_every_setting(env: Env | None = None) -> None:
     """Reads each settings class of this module once, raising the first ConfigurationError: what `make run`
     checks before it starts. Deployed, each is read where it is used (a family's on its first request), so
@@ -169,3 +182,4 @@ def read_every_setting(env: Env | None = None) -> None:
     FleetSettings.from_env(env)
     PlacementAuthSettings.from_env(env)
     PlacementCandidateSettings.from_env(env)
+    PlacementClaimSettings.from_env(env)

@@ -69,8 +69,10 @@ def provider_ops(table: str, read: Provider | None, uuid: str, name: str,
     if in_use:  # Placement's own rule (placement.inventory.inuse): a class holding allocations stays
         raise InvalidState("The pool's provider holds allocations of a class its capacity no longer lists.",
                            field=f"/capacity/{in_use[0]}")
+    # The inventory version moves as Placement's own inventory writes move it: allocation writes are
+    # conditioned on it (a claim decided on the old capacity must not land on the new one).
     written = replace(read, inventories=inventories, generation=read.generation + 1, version=read.version + 1,
-                      linked_version=link)
+                      inventory_version=read.inventory_version + 1, linked_version=link)
     return ([items.provider_put(table, written, condition, values),
              *items.class_index_updates(table, uuid, read.inventories, inventories)],
             items.class_ref_deltas(read.inventories, inventories))

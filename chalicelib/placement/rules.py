@@ -97,12 +97,15 @@ class ProviderChange:
     """What a write does to one provider, as deltas applied where the item is (not values read):
     `deltas` per class, `limits` the highest usage per class that still leaves room for a positive
     delta (the capacity condition), `inventory_version` the inventory the checks were made against
-    (None for a provider that was not read: a consumer moved off it, which only releases usage)."""
+    (None for a provider that was not read: a consumer moved off it, which only releases usage), and
+    `created_at` the provider's creation stamp, so that a provider deleted and made again under the same
+    uuid, whose inventory version starts over, is not taken for the one read (None: not checked)."""
 
     deltas: dict[str, int]
     limits: dict[str, int]
     bump_generation: bool
     inventory_version: int | None
+    created_at: int | None = None
 
 
 # A usage counter: (project, user or None for the whole project, consumer type or None for every type).
@@ -209,6 +212,7 @@ def decide_allocations(
         decision.providers[rp] = ProviderChange(
             deltas={rc: d for rc, d in deltas.items() if d}, limits=limits, bump_generation=rp in named,
             inventory_version=provider.inventory_version if provider is not None else None,
+            created_at=(provider.created_at or None) if provider is not None else None,
         )
 
     for write in writes:

@@ -13,11 +13,12 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.config import PlacementCandidateSettings
+from chalicelib.config import PlacementCandidateSettings, PlacementClaimSettings
 from chalicelib.placement import errors, items, reshape, rules, traits, trees
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
+from chalicelib.placement.known_inventories import KnownInventories
 from chalicelib.placement.list_filters import MemberOf, has_room, indexed_class, narrowest, unknown_class
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
@@ -50,10 +51,14 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 
 
 class PlacementService:
-    def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None) -> None:
+    def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None,
+                 known: KnownInventories | None = None) -> None:
         self.store = store
         self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
         self.reshaper = Reshaper(store)
+        if known is None:
+            known = KnownInventories(PlacementClaimSettings.from_env().known_inventories)
+        self.known = known
 
     def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
         """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409
@@ -416,6 +421,7 @@ class PlacementService:
 
         def attempt() -> None:
             consumers, providers = self.store.read_for_allocation(consumer_uuids, provider_uuids)
+            self.known.remember(providers.values())
             held = {rc for p in providers.values() if p for rc in p.inventories}
             wanted = {rc for w in writes for res in w.allocations.values() for rc in res}
             unknown = set(self._unknown_classes(sorted(rc for rc in wanted if rc not in held)))
@@ -423,9 +429,36 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
+        if self._claimed_on_known_inventories(writes, provider_uuids, prefix):
+            return
         self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
             "updated the resource provider data. Please retry your update"))
+
+    def _claimed_on_known_inventories(self, writes: list[ConsumerWrite], provider_uuids: list[str],
+                                      prefix: Callable[[str], str]) -> bool:
+        """New consumers claimed on inventories this process has read before: one transaction, no read
+        (docs/decisions/0050-claims-on-known-inventories.md); new: sent with `consumer_generation: null`
+        (1.28+), which says so. The transaction is conditioned on all the
+        decision took from them (each provider's creation stamp and inventory version, room for each class
+        it grows, no reshape's fence) and on each consumer not existing. False, with nothing written, when
+        the decision needs what is not known (a consumer that may exist, an unknown provider or class, any
+        refusal) or the transaction is canceled: the caller then reads and decides as always."""
+        if not writes or any(not (w.allocations and w.check_generation and w.generation is None) for w in writes):
+            return False
+        known = self.known.known(provider_uuids)
+        if known is None:
+            return False
+        if any(rc not in known[rp].inventories for w in writes for rp, res in w.allocations.items() for rc in res):
+            return False
+        consumers: dict[str, Consumer | None] = {w.uuid: None for w in writes}
+        try:
+            decision = rules.decide_allocations(writes, consumers, known, lambda _rc: True, prefix)
+            self.store.write_allocations(decision, consumers)
+        except (errors.PlacementError, ConditionFailed):
+            self.known.forget(provider_uuids)
+            return False
+        return True
 
     def delete_allocations(self, consumer_uuid: str) -> None:
         def attempt() -> None:

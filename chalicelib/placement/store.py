@@ -602,6 +602,9 @@ class PlacementStore:
         else:
             conditions.append("invVersion = :inv")
             values[":inv"] = {"N": str(change.inventory_version)}
+        if change.created_at is not None:
+            conditions.append("createdUs = :born")
+            values[":born"] = {"N": str(change.created_at)}
         for i, rc in enumerate(sorted(set(change.deltas) | set(change.limits))):
             names[f"#c{i}"] = rc
             if rc in change.deltas:

@@ -69,6 +69,7 @@ def test_readers():
     ("RP_PLACEMENT_POLICY", "open", "RP_PLACEMENT_POLICY must be one of: secure, legacy"),
     ("RP_PLACEMENT_MAX_CANDIDATES", "0", "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
     ("RP_PLACEMENT_MAX_CANDIDATES", "many", "RP_PLACEMENT_MAX_CANDIDATES must be a whole number"),
+    ("RP_PLACEMENT_KNOWN_INVENTORIES", "-1", "RP_PLACEMENT_KNOWN_INVENTORIES must be at least 0"),
     ("RP_PLACEMENT_CANDIDATE_STRATEGY", "random",
      "RP_PLACEMENT_CANDIDATE_STRATEGY must be one of: depth-first, breadth-first"),
 ])
@@ -81,3 +82,10 @@ def test_every_setting_is_read_at_once_so_a_start_can_refuse_a_bad_one(variable,
 
 def test_every_setting_unset_is_readable():
     read_every_setting({})
+
+
+def test_known_inventories_default_and_off():
+    from chalicelib.config import PlacementClaimSettings
+
+    assert PlacementClaimSettings.from_env({}).known_inventories == 4096
+    assert PlacementClaimSettings.from_env({"RP_PLACEMENT_KNOWN_INVENTORIES": "0"}).known_inventories == 0

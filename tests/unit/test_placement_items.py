@@ -108,6 +108,14 @@ def test_fleet_links_a_provider_written_before_the_link_existed_without_touching
     assert provider_items(TABLE, provider(), RP, read.name, {"VCPU": (8, 0)}, tenant="acme") == ([], {})
 
 
+def test_fleets_capacity_change_moves_the_inventory_version_allocation_writes_are_checked_against():
+    """A claim decided on the old capacity is conditioned on the old inventory version: the fleet's write
+    of a new capacity must move it, as Placement's own inventory writes do, or the claim lands on it."""
+    ops, _ = provider_items(TABLE, provider(), RP, "acme/gpu", {"VCPU": (4, 0)}, tenant="acme")
+    item = ops[0]["Put"]["Item"]
+    assert (item["generation"], item["version"], item["invVersion"]) == ({"N": "3"}, {"N": "6"}, {"N": "4"})
+
+
 def test_fleets_pool_provider_operations_are_named_for_its_cancellations():
     from chalicelib.fleet.placement_writes import class_ref_ops, provider_ops
 

@@ -7,6 +7,8 @@ Placement gives; the upstream exception texts are quoted where a message is asse
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chalicelib.placement import errors, rules
@@ -201,6 +203,14 @@ def test_a_written_provider_carries_the_inventory_version_the_checks_read():
     """The write must fail if the inventory changed since these checks (the store's condition)."""
     decision = decide([write()], providers={RP: provider(inventory_version=4)})
     assert decision.providers[RP].inventory_version == 4
+
+
+def test_a_written_provider_carries_the_creation_stamp_of_the_provider_read():
+    """A provider made again under the same uuid starts its inventory version over: the stamp tells them apart.
+    An item without a stamp (0) is not checked on it."""
+    stamped = decide([write()], providers={RP: replace(provider(), created_at=1_700_000_000_000_001)})
+    assert stamped.providers[RP].created_at == 1_700_000_000_000_001
+    assert decide([write()], providers={RP: provider()}).providers[RP].created_at is None
 
 
 # --- providers without inventory: Placement's message and check order --------------------------
