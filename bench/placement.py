@@ -795,8 +795,9 @@ FLOOR_TRIES = 20  # as the service's RETRIES
 # The reads whose bare DynamoDB calls are measured too (operation -> path, microversion, the calls in their
 # order), sequential and threaded as their rows are.
 READ_FLOORS = {
-    # the consumer, then its one provider's generation (a batch of one key is a GetItem)
-    "GET allocations/{c}": ("/allocations/{consumer}", "1.28", ("GetItem", "GetItem")),
+    # the consumer and its one provider's generation in one BatchGet: it was written by this process
+    # (decision 0051; read first by a process, it is a GetItem for each)
+    "GET allocations/{c}": ("/allocations/{consumer}", "1.28", ("BatchGetItem",)),
     "GET resource_providers/{u}/aggregates": ("/resource_providers/{provider}/aggregates", "1.19", ("GetItem",)),
 }
 

@@ -162,15 +162,19 @@ class PlacementCandidateSettings:
 
 @dataclass(frozen=True)
 class PlacementClaimSettings:
-    """How many providers' inventories a process keeps to claim for new consumers without reading first
-    (docs/decisions/0050-claims-on-known-inventories.md); 0: every claim reads first."""
+    """What a process keeps of what it read, to save a read next time: providers' inventories, to claim for
+    new consumers without reading first (docs/decisions/0050-claims-on-known-inventories.md), and the
+    providers each consumer holds, to read a consumer with its providers' generations in one call
+    (docs/decisions/0051-consumers-read-with-their-providers.md). 0 keeps none of that kind."""
 
     known_inventories: int
+    known_consumers: int
 
     @classmethod
     def from_env(cls, env: Env | None = None) -> PlacementClaimSettings:
         env = os.environ if env is None else env
-        return cls(known_inventories=env_int(env, "RP_PLACEMENT_KNOWN_INVENTORIES", 4096, minimum=0))
+        return cls(known_inventories=env_int(env, "RP_PLACEMENT_KNOWN_INVENTORIES", 4096, minimum=0),
+                   known_consumers=env_int(env, "RP_PLACEMENT_KNOWN_CONSUMERS", 16384, minimum=0))
 
 
 def read_every_setting(env: Env | None = None) -> None:

@@ -8,54 +8,33 @@ never a wrong write. Usage is not kept: the write's condition is the capacity ch
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import replace
 
+from chalicelib.placement.lru import BoundedLru
 from chalicelib.placement.models import Provider
 
 
 class KnownInventories:
-    """A bounded, thread-safe map provider uuid -> the provider as last read (its usage dropped), least
+    """Provider uuid -> the provider as last read (its usage dropped), at most `capacity` of them, least
     recently used out first. `capacity` 0 keeps nothing: every claim reads first."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[str, Provider] = OrderedDict()
-        self._lock = threading.Lock()
+        self._entries: BoundedLru[str, Provider] = BoundedLru(capacity)
 
     def remember(self, providers: Iterable[Provider | None]) -> None:
         """Keep these (as read, consistently, with their inventories and write tokens). A provider without
         a creation stamp (an item older than the stamp) cannot be told from a later one of the same uuid:
         not kept."""
-        if self.capacity <= 0:
-            return
-        with self._lock:
-            for provider in providers:
-                if provider is None or not provider.created_at or provider.fence:
-                    continue
-                self._entries[provider.uuid] = replace(provider, usages={})
-                self._entries.move_to_end(provider.uuid)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
+        self._entries.put_all((p.uuid, replace(p, usages={})) for p in providers
+                              if p is not None and p.created_at and not p.fence)
 
     def known(self, uuids: Iterable[str]) -> dict[str, Provider] | None:
         """Every one of these, or None when any is not known."""
-        with self._lock:
-            found: dict[str, Provider] = {}
-            for uuid in uuids:
-                provider = self._entries.get(uuid)
-                if provider is None:
-                    return None
-                self._entries.move_to_end(uuid)
-                found[uuid] = provider
-            return found
+        return self._entries.get_all(uuids)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def forget(self, uuids: Iterable[str]) -> None:
-        with self._lock:
-            for uuid in uuids:
-                self._entries.pop(uuid, None)
+        self._entries.drop(uuids)

@@ -20,6 +20,7 @@ from chalicelib.placement.candidates import Result
 from chalicelib.placement.classes import is_custom, is_standard
 from chalicelib.placement.known_inventories import KnownInventories
 from chalicelib.placement.list_filters import MemberOf, has_room, indexed_class, narrowest, unknown_class
+from chalicelib.placement.lru import BoundedLru
 from chalicelib.placement.microversion import Features
 from chalicelib.placement.models import Consumer, ConsumerWrite, Inventory, Provider
 from chalicelib.placement.reshaper import Reshaper
@@ -52,13 +53,14 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 
 class PlacementService:
     def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None,
-                 known: KnownInventories | None = None) -> None:
+                 claims: PlacementClaimSettings | None = None) -> None:
         self.store = store
         self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
         self.reshaper = Reshaper(store)
-        if known is None:
-            known = KnownInventories(PlacementClaimSettings.from_env().known_inventories)
-        self.known = known
+        claims = claims or PlacementClaimSettings.from_env()
+        self.known = KnownInventories(claims.known_inventories)
+        # consumer uuid -> the providers it held when this process last read or wrote it (decision 0051)
+        self.holdings: BoundedLru[str, tuple[str, ...]] = BoundedLru(claims.known_consumers)
 
     def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
         """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409
@@ -405,10 +407,20 @@ class PlacementService:
     def consumer(self, uuid: str) -> tuple[Consumer | None, dict[str, int]]:
         """GET /allocations/{c}: the consumer and the generation of each provider it holds (of those that exist);
         None for one without allocations too (an empty first write leaves one), which Placement shows as none."""
-        consumer = self.store.consumer(uuid)
+        held = self.holdings.get(uuid)
+        generations: dict[str, int] = {}
+        if held is None:
+            consumer = self.store.consumer(uuid)
+        else:  # one call when it holds what it held (docs/decisions/0051-consumers-read-with-their-providers.md)
+            consumer, generations = self.store.consumer_and_generations(uuid, list(held))
         if consumer is None or not consumer.allocations:
+            self.holdings.drop([uuid])
             return None, {}
-        return consumer, self.store.provider_generations(sorted(consumer.allocations))
+        unread = sorted(set(consumer.allocations) - set(held or ()))
+        if unread:
+            generations.update(self.store.provider_generations(unread))
+        self.holdings.put_all([(uuid, tuple(consumer.allocations))])
+        return consumer, {rp: g for rp, g in generations.items() if rp in consumer.allocations}
 
     def write_allocations(self, writes: list[ConsumerWrite], *, single: bool) -> None:
         """PUT /allocations/{c} (single) or POST /allocations: one BatchGet, one transaction."""
@@ -429,11 +441,16 @@ class PlacementService:
                 writes, consumers, providers, lambda rc: rc not in unknown, prefix)
             self.store.write_allocations(decision, consumers)
 
-        if self._claimed_on_known_inventories(writes, provider_uuids, prefix):
-            return
-        self._retrying(attempt, lambda: errors.ConcurrentUpdate(
-            "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
-            "updated the resource provider data. Please retry your update"))
+        if not self._claimed_on_known_inventories(writes, provider_uuids, prefix):
+            self._retrying(attempt, lambda: errors.ConcurrentUpdate(
+                "Inventory and/or allocations changed while attempting to allocate: Another thread concurrently "
+                "updated the resource provider data. Please retry your update"))
+        self._remember_holdings(writes)
+
+    def _remember_holdings(self, writes: list[ConsumerWrite]) -> None:
+        """What each written consumer now holds, for its next read (decision 0051)."""
+        self.holdings.drop([w.uuid for w in writes if not w.allocations])
+        self.holdings.put_all([(w.uuid, tuple(w.allocations)) for w in writes if w.allocations])
 
     def _claimed_on_known_inventories(self, writes: list[ConsumerWrite], provider_uuids: list[str],
                                       prefix: Callable[[str], str]) -> bool:
@@ -469,6 +486,7 @@ class PlacementService:
 
         self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "Inventory and/or allocations changed while attempting to delete: Please retry your request."))
+        self.holdings.drop([consumer_uuid])
 
     def reshape(self, inventories: dict[str, tuple[int, dict[str, Inventory]]], writes: list[ConsumerWrite]) -> None:
         """POST /reshaper: read everything involved (the providers named, the consumers and the providers they
@@ -493,6 +511,7 @@ class PlacementService:
 
         self._retrying(attempt, lambda: errors.ConcurrentUpdate(
             "update conflict: Another thread concurrently updated the data. Please retry your update"))
+        self._remember_holdings(writes)
 
     def provider_allocations(self, uuid: str) -> tuple[Provider, dict[str, dict[str, Any]]]:
         provider, allocations = self.store.provider_with_allocations(uuid)

@@ -288,7 +288,19 @@ class PlacementStore:
     def consumer(self, uuid: str) -> Consumer | None:
         """The consumer as readers see it: a consumer a reshape fences resolves through its intent (its old
         record before the reshape's switch, the new one after)."""
-        item = self._get(consumer_key(uuid))
+        return self._consumer_as_read(self._get(consumer_key(uuid)))
+
+    def consumer_and_generations(self, uuid: str, providers: list[str]) -> tuple[Consumer | None, dict[str, int]]:
+        """The consumer as `consumer` reads it and the generation of each of these providers that exists, in
+        one consistent BatchGet (of whole items: a projection that names every attribute of a consumer's
+        item would have to follow each one added). Read units: the consumer's item and each provider's."""
+        wanted = consumer_key(uuid)
+        found = self._batch([wanted, *(provider_key(u) for u in providers)])
+        item = found.pop(key_id(wanted), None)
+        generations = {pk[len("PLRP#"):]: int(i["generation"]) for (pk, _), i in found.items()}
+        return self._consumer_as_read(item), generations
+
+    def _consumer_as_read(self, item: dict[str, Any] | None) -> Consumer | None:
         if item is None:
             return None
         if item.get("fence"):

@@ -70,6 +70,7 @@ def test_readers():
     ("RP_PLACEMENT_MAX_CANDIDATES", "0", "RP_PLACEMENT_MAX_CANDIDATES must be at least 1"),
     ("RP_PLACEMENT_MAX_CANDIDATES", "many", "RP_PLACEMENT_MAX_CANDIDATES must be a whole number"),
     ("RP_PLACEMENT_KNOWN_INVENTORIES", "-1", "RP_PLACEMENT_KNOWN_INVENTORIES must be at least 0"),
+    ("RP_PLACEMENT_KNOWN_CONSUMERS", "-1", "RP_PLACEMENT_KNOWN_CONSUMERS must be at least 0"),
     ("RP_PLACEMENT_CANDIDATE_STRATEGY", "random",
      "RP_PLACEMENT_CANDIDATE_STRATEGY must be one of: depth-first, breadth-first"),
 ])
@@ -89,3 +90,10 @@ def test_known_inventories_default_and_off():
 
     assert PlacementClaimSettings.from_env({}).known_inventories == 4096
     assert PlacementClaimSettings.from_env({"RP_PLACEMENT_KNOWN_INVENTORIES": "0"}).known_inventories == 0
+
+
+def test_known_consumers_default_and_off():
+    from chalicelib.config import PlacementClaimSettings
+
+    assert PlacementClaimSettings.from_env({}).known_consumers == 16384
+    assert PlacementClaimSettings.from_env({"RP_PLACEMENT_KNOWN_CONSUMERS": "0"}).known_consumers == 0

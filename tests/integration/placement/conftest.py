@@ -5,6 +5,7 @@ DynamoDB Local (tests/conftest.py's store).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 
 from chalicelib.auth.keys import generate_key, hash_key
-from chalicelib.runtime import Services
+from chalicelib.runtime import Services, build_services, use_services
 from devkit.gateway import LocalGateway
+from tests.conftest import make_settings
 
 
 def placement_app() -> Any:
@@ -94,3 +96,20 @@ def placement_key(services: Services) -> str:
 @pytest.fixture
 def placement(services: Services, placement_key: str) -> Iterator[PlacementClient]:
     yield PlacementClient(services, placement_key)
+
+
+@pytest.fixture
+def other(services: Services, store_server: Any) -> Services:
+    """A second process on the same table: the same store, its own caches (decisions 0050, 0051), as a second
+    Lambda instance."""
+    return build_services(make_settings(store_server.endpoint, services.table, **store_server.settings))
+
+
+@contextlib.contextmanager
+def serving(process: Services, home: Services) -> Iterator[None]:
+    """Requests in this block are answered by `process` (the gateway serves the process's services)."""
+    use_services(process)
+    try:
+        yield
+    finally:
+        use_services(home)

@@ -4,38 +4,17 @@ the same table (its own known inventories), as two Lambda instances are; DynamoD
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from chalicelib.placement.errors import PlacementError
 from chalicelib.placement.models import ConsumerWrite
-from chalicelib.runtime import Services, build_services, use_services
-from tests.conftest import make_settings
+from tests.integration.placement.conftest import serving
 from tests.integration.placement.helpers import PROJECT, USER, claim, new_uuid, provider, set_inventory_total
 from tests.integration.placement.test_placement_concurrency import run_threads
 from tests.integration.placement.test_placement_round_trips import trips
 
 V = "1.39"
-
-
-@pytest.fixture
-def other(services: Services, store_server: Any) -> Services:
-    """A second process on the same table: the same store, its own known inventories."""
-    return build_services(make_settings(store_server.endpoint, services.table, **store_server.settings))
-
-
-@contextlib.contextmanager
-def serving(process: Services, home: Services) -> Iterator[None]:
-    """Requests in this block are answered by `process` (the gateway serves the process's services)."""
-    use_services(process)
-    try:
-        yield
-    finally:
-        use_services(home)
 
 
 def usage(placement: Any, rp: str, rc: str = "VCPU") -> int:
