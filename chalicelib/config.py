@@ -161,7 +161,7 @@ class PlacementCandidateSettings:
 
 
 @dataclass(frozen=True)
-class PlacementClaimSettings:
+class PlacementCacheSettings:
     """What a process keeps of what it read, to save a read next time: providers' inventories, to claim for
     new consumers without reading first (docs/decisions/0050-claims-on-known-inventories.md), and the
     providers each consumer holds, to read a consumer with its providers' generations in one call
@@ -171,7 +171,7 @@ class PlacementClaimSettings:
     known_consumers: int
 
     @classmethod
-    def from_env(cls, env: Env | None = None) -> PlacementClaimSettings:
+    def from_env(cls, env: Env | None = None) -> PlacementCacheSettings:
         env = os.environ if env is None else env
         return cls(known_inventories=env_int(env, "RP_PLACEMENT_KNOWN_INVENTORIES", 4096, minimum=0),
                    known_consumers=env_int(env, "RP_PLACEMENT_KNOWN_CONSUMERS", 16384, minimum=0))
@@ -186,4 +186,4 @@ def read_every_setting(env: Env | None = None) -> None:
     FleetSettings.from_env(env)
     PlacementAuthSettings.from_env(env)
     PlacementCandidateSettings.from_env(env)
-    PlacementClaimSettings.from_env(env)
+    PlacementCacheSettings.from_env(env)

@@ -13,7 +13,7 @@ import uuid as uuidlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalicelib.config import PlacementCandidateSettings, PlacementClaimSettings
+from chalicelib.config import PlacementCacheSettings, PlacementCandidateSettings
 from chalicelib.placement import errors, items, reshape, rules, traits, trees
 from chalicelib.placement.candidate_query import CandidateQuery
 from chalicelib.placement.candidates import Result
@@ -53,14 +53,14 @@ def _no_provider(uuid: str) -> errors.PlacementError:
 
 class PlacementService:
     def __init__(self, store: PlacementStore, candidates: PlacementCandidateSettings | None = None,
-                 claims: PlacementClaimSettings | None = None) -> None:
+                 caches: PlacementCacheSettings | None = None) -> None:
         self.store = store
         self.candidate_settings = candidates or PlacementCandidateSettings.from_env()
         self.reshaper = Reshaper(store)
-        claims = claims or PlacementClaimSettings.from_env()
-        self.known = KnownInventories(claims.known_inventories)
+        caches = caches or PlacementCacheSettings.from_env()
+        self.known = KnownInventories(caches.known_inventories)
         # consumer uuid -> the providers it held when this process last read or wrote it (decision 0051)
-        self.holdings: BoundedLru[str, tuple[str, ...]] = BoundedLru(claims.known_consumers)
+        self.holdings: BoundedLru[str, tuple[str, ...]] = BoundedLru(caches.known_consumers)
 
     def _retrying(self, attempt: Callable[[], T], exhausted: Callable[[], errors.PlacementError]) -> T:
         """`retrying`, and a write that meets a reshape's fence has it finished or rolled back (or answers 409

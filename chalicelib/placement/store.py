@@ -118,6 +118,11 @@ def _candidate_provider(item: dict[str, Any]) -> Provider:
     return Provider(**_shape(item))
 
 
+def _generations(found: dict[tuple[str, str], dict[str, Any]]) -> dict[str, int]:
+    """Provider uuid -> generation, of provider items a batch found."""
+    return {pk[len("PLRP#"):]: int(item["generation"]) for (pk, _), item in found.items()}
+
+
 def _consumer(item: dict[str, Any]) -> Consumer:
     return Consumer(
         uuid=item["uuid"], project_id=item["project"], user_id=item["user"],
@@ -202,8 +207,7 @@ class PlacementStore:
     def provider_generations(self, uuids: list[str]) -> dict[str, int]:
         """The generation of each of these providers that exists: one consistent BatchGet per 100, projected to
         the generation (a provider item with its inventories is ten times the bytes)."""
-        found = self._batch([provider_key(u) for u in uuids], projection="pk, sk, generation")
-        return {pk[len("PLRP#"):]: int(item["generation"]) for (pk, _), item in found.items()}
+        return _generations(self._batch([provider_key(u) for u in uuids], projection="pk, sk, generation"))
 
     def provider_by_name(self, name: str) -> Provider | None:
         claim = self._get(name_key(name))
@@ -297,8 +301,7 @@ class PlacementStore:
         wanted = consumer_key(uuid)
         found = self._batch([wanted, *(provider_key(u) for u in providers)])
         item = found.pop(key_id(wanted), None)
-        generations = {pk[len("PLRP#"):]: int(i["generation"]) for (pk, _), i in found.items()}
-        return self._consumer_as_read(item), generations
+        return self._consumer_as_read(item), _generations(found)
 
     def _consumer_as_read(self, item: dict[str, Any] | None) -> Consumer | None:
         if item is None:

@@ -86,14 +86,14 @@ def test_every_setting_unset_is_readable():
 
 
 def test_known_inventories_default_and_off():
-    from chalicelib.config import PlacementClaimSettings
+    from chalicelib.config import PlacementCacheSettings
 
-    assert PlacementClaimSettings.from_env({}).known_inventories == 4096
-    assert PlacementClaimSettings.from_env({"RP_PLACEMENT_KNOWN_INVENTORIES": "0"}).known_inventories == 0
+    assert PlacementCacheSettings.from_env({}).known_inventories == 4096
+    assert PlacementCacheSettings.from_env({"RP_PLACEMENT_KNOWN_INVENTORIES": "0"}).known_inventories == 0
 
 
 def test_known_consumers_default_and_off():
-    from chalicelib.config import PlacementClaimSettings
+    from chalicelib.config import PlacementCacheSettings
 
-    assert PlacementClaimSettings.from_env({}).known_consumers == 16384
-    assert PlacementClaimSettings.from_env({"RP_PLACEMENT_KNOWN_CONSUMERS": "0"}).known_consumers == 0
+    assert PlacementCacheSettings.from_env({}).known_consumers == 16384
+    assert PlacementCacheSettings.from_env({"RP_PLACEMENT_KNOWN_CONSUMERS": "0"}).known_consumers == 0
