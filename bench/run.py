@@ -4,7 +4,7 @@ Sends reports through the real handler stack (the Lambda proxy event path,
 via the local API Gateway stand-in) against the local store, and prints:
 reports/s, DynamoDB round trips and consumed capacity per report kind
 (counted with botocore event hooks), and the same DynamoDB calls made
-directly with boto3 on the same store as the floor, with the ratio.
+directly with the service's DynamoDB client (decision 0052) on the same store as the floor, with the ratio.
 
 BENCH_REPORTS sets N (default 400). The store is the integration tier's
 (RP_TEST_STORE: DynamoDB Local where Java is, else moto), or whatever
@@ -94,7 +94,7 @@ def steady_vs_floor(bench: Bench, n: int) -> tuple[dict[str, Any], dict[str, Any
             totals[kind][1] += counter.total
             totals[kind][2] += counter.total_capacity
     rows = []
-    for kind, label in (("steady", "steady (nothing changed)"), ("floor", "floor: same calls, boto3 direct")):
+    for kind, label in (("steady", "steady (nothing changed)"), ("floor", "floor: same calls, the client direct")):
         elapsed, trips, capacity = totals[kind]
         rows.append({"kind": label, "n": n, "per_s": n / elapsed, "ms": 1000 * elapsed / n,
                      "trips": trips / n, "capacity": capacity / n, "calls": {}})

@@ -72,6 +72,9 @@ def endpoint_from_env(env: Env | None = None) -> str | None:
     return _raw(env, "AWS_ENDPOINT_URL_DYNAMODB") or _raw(env, "AWS_ENDPOINT_URL")
 
 
+STORE_TRANSPORTS = ("direct", "botocore")
+
+
 @dataclass(frozen=True)
 class Settings:
     table_name: str
@@ -82,6 +85,8 @@ class Settings:
     connect_timeout: float
     read_timeout: float
     max_attempts: int
+    # "direct" (chalicelib/store/direct_client.py, decision 0052) or "botocore": how data-plane calls are sent.
+    store_transport: str = "direct"
 
     @classmethod
     def from_env(cls, env: Env | None = None) -> Settings:
@@ -97,6 +102,7 @@ class Settings:
             connect_timeout=env_float(env, "RP_STORE_CONNECT_TIMEOUT", 2.0, positive=True),
             read_timeout=env_float(env, "RP_STORE_READ_TIMEOUT", 5.0, positive=True),
             max_attempts=env_int(env, "RP_STORE_MAX_ATTEMPTS", 3, minimum=1),
+            store_transport=env_choice(env, "RP_STORE_TRANSPORT", "direct", STORE_TRANSPORTS),
         )
 
 

@@ -1,4 +1,5 @@
-"""The boto3 DynamoDB client and the round-trip counter hooked into botocore's events."""
+"""The DynamoDB client (boto3's, or the direct transport over it: decision 0052) and the round-trip counter
+hooked into botocore's events."""
 
 from __future__ import annotations
 
@@ -22,12 +23,16 @@ def make_client(settings: Settings) -> Any:
         max_pool_connections=50,
         tcp_keepalive=True,
     )
-    client = boto3.session.Session().client(
-        "dynamodb", endpoint_url=settings.endpoint_url, config=config
-    )
+    session = boto3.session.Session()
+    client = session.client("dynamodb", endpoint_url=settings.endpoint_url, config=config)
     for operation in RAW_READS:
         client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
-    return client
+    if settings.store_transport == "botocore":
+        return client
+    from chalicelib.store.direct_client import DirectClient
+
+    return DirectClient(client, session.get_credentials(), connect_timeout=settings.connect_timeout,
+                        read_timeout=settings.read_timeout, max_attempts=settings.max_attempts)
 
 
 # The reads whose answers are taken as DynamoDB sent them (see `read_answer_as_json`).

@@ -18,6 +18,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError
 
 from chalicelib.runtime import Services, build_services
+from chalicelib.store.direct_client import ResponseBody
 
 
 def closed_port() -> int:
@@ -76,16 +77,6 @@ def answer_lost(client: Any, operation: str, skip: int = 0) -> Iterator[list[int
         client.meta.events.unregister(event, lose)
 
 
-class _Body:
-    """The raw body botocore reads from an HTTP response (urllib3's `stream()`)."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self._data
-
-
 THROTTLED = ("ProvisionedThroughputExceededException", "ThrottlingException")
 
 
@@ -107,7 +98,7 @@ def store_answers(client: Any, operation: str, code: str, status: int = 400,
                 return None
         headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "injected-fault",
                    "Content-Length": str(len(body))}
-        return AWSResponse(str(request.url), status, headers, _Body(body))
+        return AWSResponse(str(request.url), status, headers, ResponseBody(body))
 
     event = f"before-send.dynamodb.{operation}"
     client.meta.events.register(event, answer)
@@ -134,7 +125,7 @@ def unprocessed_batch_reads(client: Any, times: int | None = None) -> Iterator[l
         body = json.dumps({"Responses": {table: [] for table in asked}, "UnprocessedKeys": asked}).encode()
         headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "injected-unprocessed",
                    "Content-Length": str(len(body))}
-        return AWSResponse(str(request.url), 200, headers, _Body(body))
+        return AWSResponse(str(request.url), 200, headers, ResponseBody(body))
 
     event = "before-send.dynamodb.BatchGetItem"
     client.meta.events.register(event, answer)

@@ -41,6 +41,7 @@ def test_bounds_that_protect_an_invariant_are_applied():
     ("RP_STORE_READ_TIMEOUT", "0", "RP_STORE_READ_TIMEOUT must be a positive finite number"),
     ("RP_STORE_CONNECT_TIMEOUT", "nan", "RP_STORE_CONNECT_TIMEOUT must be a positive finite number"),
     ("RP_IDEMPOTENCY_TTL_DAYS", "1e3", "RP_IDEMPOTENCY_TTL_DAYS must be a whole number"),
+    ("RP_STORE_TRANSPORT", "urllib", "RP_STORE_TRANSPORT must be one of: direct, botocore"),
 ])
 def test_a_bad_value_names_the_variable_and_the_rule_not_the_value(variable, value, says):
     with pytest.raises(ConfigurationError) as raised:
