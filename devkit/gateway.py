@@ -13,9 +13,9 @@ import base64
 import json
 import uuid
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote, urlparse
 
-from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
+from chalice.local import LambdaContext, LambdaEventConverter, MatchResult, RouteMatcher
 
 from chalicelib.http.family import Request, family_for_path, unknown_route
 
@@ -55,10 +55,42 @@ def too_large(method: str, path: str, headers: dict[str, str]) -> dict[str, Any]
     return {"statusCode": response.status_code, "headers": dict(response.headers), "body": response.body}
 
 
+class IndexedRouteMatcher(RouteMatcher):
+    """Chalice's route matcher with its routes indexed by their number of segments: the same first match in
+    the same (sorted) order, without comparing a path against every route of the app (about 150, a tenth
+    of a request's CPU here). The parameters are the matched route's only, as API Gateway passes them
+    (Chalice's loop keeps those a route that failed further on had captured)."""
+
+    def __init__(self, route_urls: list[str]) -> None:
+        super().__init__(route_urls)
+        self._by_length: dict[int, list[tuple[str, list[str]]]] = {}
+        for route_url in self.route_urls:
+            parts = route_url.split("/")
+            self._by_length.setdefault(len(parts), []).append((route_url, parts))
+
+    def match_route(self, url: str) -> MatchResult:
+        parsed = urlparse(url)  # as Chalice's matcher parses it (a `;params` tail is not the path's)
+        query_params = parse_qs(parsed.query, keep_blank_values=True)
+        path = parsed.path
+        if path != "/" and path.endswith("/"):
+            path = path[:-1]  # as API Gateway (and Chalice's matcher)
+        parts = path.split("/")
+        for route_url, route_parts in self._by_length.get(len(parts), ()):
+            captured = {}
+            for given, expected in zip(parts, route_parts, strict=True):
+                if expected.startswith("{") and expected.endswith("}"):
+                    captured[expected[1:-1]] = given
+                elif given != expected:
+                    break
+            else:
+                return MatchResult(route_url, captured, query_params)
+        raise ValueError(f"No matching route found for: {url}")
+
+
 class LocalGateway:
     def __init__(self, app: Any) -> None:
         self._app = app
-        self._converter = LambdaEventConverter(RouteMatcher(list(app.routes)), app.api.binary_types)
+        self._converter = LambdaEventConverter(IndexedRouteMatcher(list(app.routes)), app.api.binary_types)
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> dict[str, Any]:
         if body is not None and len(body) > GATEWAY_MAX_BODY:

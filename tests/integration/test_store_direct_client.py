@@ -9,16 +9,19 @@ import contextlib
 import json
 import socket
 import threading
+import zlib
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
 from chalicelib.config import Settings
 from chalicelib.store.client import make_client
-from chalicelib.store.direct_client import DirectClient
+from chalicelib.store.direct_client import DirectClient, ResponseBody
 from loadtest.proxy import FaultProxy
 from tests.conftest import make_settings
 from tests.support.faults import THROTTLED, store_answers
@@ -109,6 +112,58 @@ def test_a_transaction_keeps_its_idempotency_token_across_retries(services) -> N
         services.client.meta.events.unregister("before-send.dynamodb.TransactWriteItems", record)
     assert seen[0] == 2 and len(tokens) == 2 and tokens[0] == tokens[1]  # one token, sent twice
     assert services.client.get_item(TableName=services.table, Key=key("T"))["Item"] == key("T")
+
+
+def test_an_answer_whose_checksum_does_not_match_is_asked_again(services) -> None:
+    services.client.put_item(TableName=services.table, Item=key("K"))
+    body = json.dumps({"Item": key("CORRUPTED")}).encode()
+    sent = [0]
+
+    def corrupt_once(request: Any, **_: Any) -> AWSResponse | None:
+        sent[0] += 1
+        if sent[0] > 1:
+            return None
+        return AWSResponse(str(request.url), 200, {"x-amz-crc32": str((zlib.crc32(body) + 1) & 0xFFFFFFFF),
+                                                   "Content-Length": str(len(body))}, ResponseBody(body))
+
+    services.client.meta.events.register("before-send.dynamodb.GetItem", corrupt_once)
+    try:
+        answer = services.client.get_item(TableName=services.table, Key=key("K"), ConsistentRead=True)
+    finally:
+        services.client.meta.events.unregister("before-send.dynamodb.GetItem", corrupt_once)
+    assert sent[0] == 2 and answer["Item"] == key("K")
+
+
+class ChunkedStore(BaseHTTPRequestHandler):
+    """Answers every call with `{}` split in chunks, then `Connection: close` when asked to."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for part in (b'{"Item":{"pk":', b'{"S":"chunked"}}}'):
+            self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_a_chunked_answer_is_read_whole() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ChunkedStore)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = make_client(Settings.from_env({"AWS_ENDPOINT_URL_DYNAMODB": f"http://127.0.0.1:{server.server_port}",
+                                                "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}))
+        for _ in range(3):  # on one kept connection
+            assert client.get_item(TableName="t", Key=key("x"))["Item"] == {"pk": {"S": "chunked"}}
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_transport_is_a_setting() -> None:
