@@ -28,6 +28,9 @@ def test_the_least_recently_used_goes_first_a_get_counts_as_use_and_zero_keeps_n
     nothing: BoundedLru[str, int] = BoundedLru(0)
     nothing.put_all([("a", 1)])
     assert (nothing.get("a"), len(nothing)) == (None, 0)
+    one: BoundedLru[str, int] = BoundedLru(1)
+    one.put_all([("a", 1), ("b", 2)])
+    assert (one.get("a"), one.get("b"), len(one)) == (None, 2, 1)
 
 
 def test_drop_removes_and_ignores_what_is_not_kept():

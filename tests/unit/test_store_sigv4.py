@@ -69,3 +69,24 @@ def test_the_key_follows_the_day_and_the_secret() -> None:
         assert parts(headers["Authorization"])[2] == botocore_signature(
             credentials, "http://h", headers, "20261206T000000Z", "us-east-1")[1]
     assert len(signer._keys) <= 9
+
+
+def test_the_key_is_derived_once_per_secret_and_day_and_few_are_kept(monkeypatch) -> None:
+    from chalicelib.store import sigv4
+
+    derived = []
+    real = sigv4._hmac
+    monkeypatch.setattr(sigv4, "_hmac", lambda key, message: derived.append(message) or real(key, message))
+    signer = Signer("us-east-1")
+    credentials = Credentials("AK", "secret")
+    first = signer.headers(credentials, "h", TARGET, BODY, "20261206T000000Z")
+    assert derived == ["20261206", "us-east-1", "dynamodb", "aws4_request"]
+    again = signer.headers(credentials, "h", TARGET, BODY, "20261206T000001Z")
+    assert len(derived) == 4  # the same day's key, from the cache
+    assert parts(again["Authorization"])[2] == botocore_signature(
+        credentials, "http://h", again, "20261206T000001Z", "us-east-1")[1] != parts(first["Authorization"])[2]
+    for i in range(8):  # nine keys are kept; the tenth starts the cache again
+        signer.headers(Credentials("AK", f"other-{i}"), "h", TARGET, BODY, "20261206T000000Z")
+    assert len(signer._keys) == 9
+    signer.headers(Credentials("AK", "tenth"), "h", TARGET, BODY, "20261206T000000Z")
+    assert len(signer._keys) == 1
