@@ -18,8 +18,9 @@ The operations: PUT /allocations (sequential, threads, one hot provider), PUT /t
 (allocations, usages, the provider list with filters, traits, aggregates) sequential and threaded;
 Nova's boot query over BENCH_PLACEMENT_TREES compute trees; the wide tree of bug 2070257; a
 reshape of BENCH_PLACEMENT_RESHAPE_CONSUMERS consumers. Then our DynamoDB round trips per
-allocation write and per reshape, counted at the wire, and the write's calls straight from boto3: the
-floor; and ours alone behind the counting proxy answering Nova's boot query over the smallest tree count:
+allocation write and per reshape, counted at the wire, and the write's calls replayed through the
+service's own DynamoDB client: the floor; and ours alone behind the counting proxy answering Nova's boot
+query over the smallest tree count:
 DynamoDB calls and read units per query (`python -m bench.placement --candidates` runs only that, for every tree count).
 Then the allocation write with Keystone tokens (bench/placement_keystone.py): the cost of a token's
 first validation, the cache's hit rate, and that a cached validation adds no round trip.
@@ -578,7 +579,7 @@ class RoundTrips:
     items: dict[str, float]            # operation -> mean items per call
     actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
     floors: dict[str, Phase]           # "PUT allocations, ..." and READ_FLOORS rows -> their calls replayed
-                                       # straight from boto3, sequential and with THREADS threads
+                                       # through the service's client, sequential and with THREADS threads
 
 
 # One request's DynamoDB calls as sent at the wire ((operation, body) in order), and the consumer they name
@@ -718,9 +719,10 @@ def candidates_only() -> int:
 
 
 def dynamodb_floor(store_endpoint: str, recordings: list[Recording], threads: int = 1) -> Phase:
-    """The bare DynamoDB work of requests of ours: their calls (as sent at the wire) replayed straight from
-    boto3 on the same table, `threads` at a time, request j being recordings[j % len], through a client made
-    as ours is (chalicelib/store/client.py: read answers decoded as ours decodes them). A write's replay names
+    """The bare DynamoDB work of requests of ours: their calls (as sent at the wire) replayed on the same
+    table, `threads` at a time, request j being recordings[j % len], through a client made as ours is
+    (chalicelib/store/client.py `make_client`: the direct transport of decision 0052, or boto3's with
+    RP_STORE_TRANSPORT=botocore). A write's replay names
     a new consumer each time, so it is the same new-consumer write: the same keys, items, conditions. A
     transaction canceled by another thread's on the same items is sent again, as ours tries again.
 
@@ -988,8 +990,9 @@ def main() -> int:
     print_candidate_reads(reads)
     for line in keystone.lines():
         print(line)
-    print("DynamoDB floors: each row's calls straight from boto3 on the same store (the write's recorded on "
-          f"each of {SPREAD_PROVIDERS} providers for the threaded row), against ours and 2x the reference:")
+    print("DynamoDB floors: each row's calls through the service's DynamoDB client on the same store (the "
+          f"write's recorded on each of {SPREAD_PROVIDERS} providers for the threaded row), against ours and 2x "
+          "the reference:")
     for row, phase in trips.floors.items():
         ours = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
         reference = rows[row].median(names[0], lambda p: p.per_s) if row in rows and len(names) > 1 else None

@@ -25,9 +25,9 @@ def make_client(settings: Settings) -> Any:
     )
     session = boto3.session.Session()
     client = session.client("dynamodb", endpoint_url=settings.endpoint_url, config=config)
-    for operation in RAW_READS:
-        client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
     if settings.store_transport == "botocore":
+        for operation in RAW_READS:  # the direct transport parses its answers itself
+            client.meta.events.register(f"before-parse.dynamodb.{operation}", read_answer_as_json)
         return client
     from chalicelib.store.direct_client import DirectClient
 
@@ -37,7 +37,7 @@ def make_client(settings: Settings) -> Any:
 
 # The reads whose answers are taken as DynamoDB sent them (see `read_answer_as_json`).
 RAW_READS = ("GetItem", "BatchGetItem", "Query")
-_BINARY = (b'"B"', b'"BS"')
+BINARY_TAGS = (b'"B"', b'"BS"')  # an answer holding either may carry binary values (base64 on the wire)
 
 
 def read_answer_as_json(response_dict: dict[str, Any], customized_response_dict: dict[str, Any],
@@ -52,7 +52,7 @@ def read_answer_as_json(response_dict: dict[str, Any], customized_response_dict:
     one, and every error, is left to botocore. The CRC32 check reads the HTTP response, not this body.
     """
     body = response_dict.get("body")
-    if response_dict.get("status_code") != 200 or not body or any(tag in body for tag in _BINARY):
+    if response_dict.get("status_code") != 200 or not body or any(tag in body for tag in BINARY_TAGS):
         return
     customized_response_dict.update(json.loads(body))
     response_dict["body"] = b"{}"

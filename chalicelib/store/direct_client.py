@@ -46,6 +46,7 @@ from botocore.exceptions import (
 )
 from botocore.retries import quota, standard
 
+from chalicelib.store.client import BINARY_TAGS
 from chalicelib.store.sigv4 import Credentials, Signer
 
 # Client method -> DynamoDB operation: the calls whose request and answer are plain JSON.
@@ -62,7 +63,6 @@ DIRECT_OPERATIONS = {
 }
 _TARGET_PREFIX = "DynamoDB_20120810."
 _MAX_LINE = 65536
-_BINARY_TAGS = (b'"B"', b'"BS"')
 
 
 class ResponseBody:
@@ -108,15 +108,6 @@ class _Stale(Exception):
     """The connection was closed or reset under a request, before any answer came back."""
 
 
-def _dropped(sock: socket.socket) -> bool:
-    """An idle keep-alive connection the store closed (readable with nothing asked means EOF or garbage)."""
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
-
-
 class _Connection:
     """One HTTP/1.1 keep-alive connection to the store: a request out in one write, its answer read by
     Content-Length (or chunks). http.client parses every answer's headers with the email package, a fifth
@@ -127,7 +118,12 @@ class _Connection:
         self.reader = sock.makefile("rb")
 
     def dropped(self) -> bool:
-        return _dropped(self.sock)
+        """An idle keep-alive connection the store closed (readable with nothing asked means EOF or garbage)."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -190,13 +186,13 @@ class DirectClient:
         self._credentials = credentials  # botocore's (refreshable) credentials, or None
         self._endpoint = boto_client.meta.endpoint_url
         parts = urlsplit(self._endpoint)
-        self._https = parts.scheme == "https"
+        https = parts.scheme == "https"
         self._hostname = parts.hostname or "localhost"
-        self._port = parts.port or (443 if self._https else 80)
+        self._port = parts.port or (443 if https else 80)
         default_port = (parts.scheme, self._port) in (("https", 443), ("http", 80))
         self._host = self._hostname if default_port else f"{self._hostname}:{self._port}"
         self._path = parts.path or "/"
-        self._ssl = ssl.create_default_context() if self._https else None
+        self._ssl = ssl.create_default_context() if https else None
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._signer = Signer(boto_client.meta.region_name)
@@ -371,7 +367,7 @@ class DirectClient:
         if not isinstance(loaded, dict):
             loaded = {}
         if http_response.status_code < 300:
-            if any(tag in data for tag in _BINARY_TAGS):
+            if any(tag in data for tag in BINARY_TAGS):
                 _decode_binary(loaded)
             loaded["ResponseMetadata"] = metadata
             return loaded
@@ -381,7 +377,7 @@ class DirectClient:
         # The error's modeled fields (CancellationReasons, Item, ...) beside Error, as botocore adds them.
         shape = self.meta.service_model.shape_for_error_code(code)
         error: dict[str, Any] = {name: loaded[name] for name in (shape.members if shape else ()) if name in loaded}
-        if any(tag in data for tag in _BINARY_TAGS):
+        if any(tag in data for tag in BINARY_TAGS):
             _decode_binary(error)
         error["Error"] = {"Code": code, "Message": message}
         error["ResponseMetadata"] = metadata

@@ -178,8 +178,8 @@ def test_the_transport_is_a_setting() -> None:
 
 
 class DroppingProxy:
-    """A byte pipe to the store that can drop every connection it carries (as an idle timeout, a load
-    balancer or a restarted store does) or stop answering."""
+    """A byte pipe to the store that closes every connection it carries at once (a FIN the client sees while
+    idle, as after an idle timeout); loadtest's FaultProxy resets them only when the client next sends."""
 
     def __init__(self, upstream: str) -> None:
         parts = urlsplit(upstream)
@@ -187,7 +187,6 @@ class DroppingProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.endpoint = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.accepted = 0
-        self.silent = threading.Event()
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -198,13 +197,9 @@ class DroppingProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            with self._lock:
-                self.accepted += 1
-            if self.silent.is_set():
-                self._sockets.append(client)  # held open, never answered
-                continue
             server = socket.create_connection(self.upstream)
             with self._lock:
+                self.accepted += 1
                 self._sockets += [client, server]
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
@@ -230,19 +225,31 @@ class DroppingProxy:
         self.drop_all()
 
 
+def through(proxy_endpoint: str, services, store_server) -> Any:
+    """The service's client to the store through a proxy: one attempt per call, a short read timeout."""
+    return make_client(make_settings(proxy_endpoint, services.table, **store_server.settings,
+                                     max_attempts=1, read_timeout=0.5))
+
+
 @pytest.fixture
-def proxied(services, store_server) -> Iterator[tuple[DroppingProxy, Any]]:
-    proxy = DroppingProxy(store_server.endpoint)
-    client = make_client(make_settings(proxy.endpoint, services.table, **store_server.settings,
-                                       max_attempts=1, read_timeout=0.5))
+def faulty(services, store_server) -> Iterator[tuple[FaultProxy, Any]]:
+    proxy = FaultProxy(urlsplit(store_server.endpoint).port or 80).start()
     try:
-        yield proxy, client
+        yield proxy, through(proxy.endpoint, services, store_server)
     finally:
         proxy.close()
 
 
-def test_one_connection_carries_the_calls_and_a_dropped_one_is_replaced(services, proxied) -> None:
-    proxy, client = proxied
+def test_one_connection_carries_the_calls_and_a_dropped_one_is_replaced(services, store_server) -> None:
+    proxy = DroppingProxy(store_server.endpoint)
+    client = through(proxy.endpoint, services, store_server)
+    try:
+        one_connection_then_another(services, proxy, client)
+    finally:
+        proxy.close()
+
+
+def one_connection_then_another(services, proxy: DroppingProxy, client: Any) -> None:
     services.client.put_item(TableName=services.table, Item=key("K"))
     for _ in range(5):
         assert client.get_item(TableName=services.table, Key=key("K"))["Item"] == key("K")
@@ -253,37 +260,32 @@ def test_one_connection_carries_the_calls_and_a_dropped_one_is_replaced(services
     assert proxy.accepted == 2
 
 
-def test_a_connection_reset_under_a_request_is_sent_again_once(services, store_server) -> None:
+def test_a_connection_reset_under_a_request_is_sent_again_once(services, faulty) -> None:
     """loadtest's proxy resets its links by closing their sockets while its own threads wait on them: the
     reset reaches us only when we send, so the kept connection looks alive until the request is on it."""
-    proxy = FaultProxy(urlsplit(store_server.endpoint).port or 80).start()
-    client = make_client(make_settings(proxy.endpoint, services.table, **store_server.settings, max_attempts=1))
-    try:
-        services.client.put_item(TableName=services.table, Item=key("K"))
-        assert client.get_item(TableName=services.table, Key=key("K"))["Item"] == key("K")
-        for round_ in range(3):
-            proxy.restore()  # every link reset
-            before = proxy.connections
-            client.put_item(TableName=services.table, Item={**key("K"), "round": {"N": str(round_)}})
-            assert proxy.connections == before + 1  # one new connection, one attempt
-        assert client.get_item(TableName=services.table, Key=key("K"))["Item"]["round"] == {"N": "2"}
-        proxy.cut()  # refused: no second chance at a new connection
-        with pytest.raises(EndpointConnectionError):
-            client.get_item(TableName=services.table, Key=key("K"))
-    finally:
-        proxy.close()
+    proxy, client = faulty
+    services.client.put_item(TableName=services.table, Item=key("K"))
+    assert client.get_item(TableName=services.table, Key=key("K"))["Item"] == key("K")
+    for round_ in range(3):
+        proxy.restore()  # every link reset
+        before = proxy.connections
+        client.put_item(TableName=services.table, Item={**key("K"), "round": {"N": str(round_)}})
+        assert proxy.connections == before + 1  # one new connection, one attempt
+    assert client.get_item(TableName=services.table, Key=key("K"))["Item"]["round"] == {"N": "2"}
+    proxy.cut()  # refused: no second chance at a new connection
+    with pytest.raises(EndpointConnectionError):
+        client.get_item(TableName=services.table, Key=key("K"))
 
 
-def test_a_store_that_does_not_answer_is_a_read_timeout(services, proxied) -> None:
-    proxy, client = proxied
-    proxy.silent.set()
-    proxy.drop_all()
+def test_a_store_that_does_not_answer_is_a_read_timeout(services, faulty) -> None:
+    proxy, client = faulty
+    proxy.lose_replies(b"GetItem")  # the read reaches the store, its answer never comes back
     with pytest.raises(ReadTimeoutError):
         client.get_item(TableName=services.table, Key=key("K"))
 
 
-def test_threads_have_their_own_connections(services, proxied) -> None:
-    proxy, client = proxied
+def test_threads_have_their_own_connections(services, faulty) -> None:
+    proxy, client = faulty
     services.client.put_item(TableName=services.table, Item=key("K"))
     barrier = threading.Barrier(4)
     found: list[Any] = []
@@ -298,4 +300,4 @@ def test_threads_have_their_own_connections(services, proxied) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert found == [key("K")] * 40 and proxy.accepted == 4
+    assert found == [key("K")] * 40 and proxy.connections == 4
