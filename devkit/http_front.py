@@ -102,7 +102,10 @@ class ContractErrorTask(ErrorTask):  # type: ignore[misc]  # waitress ships no t
 
 
 class ContractTask(WSGITask):  # type: ignore[misc]
-    """A parsed request: to the app, unless its HTTP version is one this server does not speak."""
+    """A parsed request: to the app, unless its HTTP version is one this server does not speak.
+    A bodiless answer (204, 304) keeps an HTTP/1.1 connection open, as API Gateway's does."""
+
+    _bodiless_keep_alive = False
 
     def execute(self) -> None:
         if self.request.version not in SUPPORTED_VERSIONS:
@@ -110,6 +113,21 @@ class ContractTask(WSGITask):  # type: ignore[misc]
             refuse(self, 400, "invalid_request")
             return
         super().execute()
+
+    def build_response_header(self) -> bytes:
+        # waitress 3.0.2 closes the connection after any answer without a Content-Length, 204 and 304
+        # included, which never carry one (RFC 9110 8.6): every keep-alive client (keystoneauth1, the
+        # bench) would reconnect after each such answer. Their end is their header's end.
+        self._bodiless_keep_alive = (not self.has_body and not self.close_on_finish and self.version == "1.1"
+                                     and self.request.headers.get("CONNECTION", "").lower() != "close")
+        try:
+            return super().build_response_header()  # type: ignore[no-any-return]
+        finally:
+            self._bodiless_keep_alive = False
+
+    def set_close_on_finish(self) -> None:
+        if not self._bodiless_keep_alive:
+            super().set_close_on_finish()
 
 
 class ContractChannel(HTTPChannel):  # type: ignore[misc]

@@ -116,7 +116,8 @@ def responses(raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
         head, _, raw = raw.partition(b"\r\n\r\n")
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
         headers = {name.strip().lower(): value.strip() for name, value in (h.split(":", 1) for h in header_lines)}
-        length = int(headers["content-length"])
+        # 204 and 304 carry no body and no Content-Length (RFC 9110 8.6): their header's end is their end.
+        length = 0 if status_line.split(" ")[1] in ("204", "304") else int(headers["content-length"])
         answers.append((int(status_line.split(" ")[1]), headers, raw[:length]))
         raw = raw[length:]
     return answers
@@ -268,10 +269,12 @@ def test_start_up_does_not_use_the_request_paths_store_timeouts():
 @pytest.fixture(scope="module")
 def front():
     """One server for the socket tests; silent connections are dropped after 2 s."""
-    with local_server(RP_DEV_CHANNEL_TIMEOUT="2", RP_DEV_THREADS="2", **KEYS) as server:
+    with local_server(RP_DEV_CHANNEL_TIMEOUT="2", RP_DEV_THREADS="2", RP_PLACEMENT_KEY=PLACEMENT_KEY,
+                      **KEYS) as server:
         yield server
 
 
+PLACEMENT_KEY = "placement-secret-0123456789"
 INVALID_REQUEST = (400, "application/json", b'{"code":"invalid_request"}')
 TOO_LARGE = (400, "application/json", b'{"code":"too_large"}')
 MARKER = b"<script>echo-me</script>"
@@ -341,6 +344,19 @@ def test_a_chunked_body_is_the_request_body_never_a_next_request(front):
     answers = responses(exchange(front, first + second))  # pipelined on one connection
     assert [(status, json.loads(body)) for status, _, body in answers] == [
         (200, {"applied": 1, "ignored": 0}), (200, {"projectId": PROJECT})]
+
+
+def test_answers_without_a_body_keep_the_connection_open(front):
+    """A 204 keeps an HTTP/1.1 connection (waitress alone closes it): keystoneauth1's sessions and the
+    bench's clients would otherwise connect anew after every allocation write."""
+    def trait(method: str, last: bool = False) -> bytes:
+        return (f"{method} /placement/traits/CUSTOM_KEEP_ALIVE HTTP/1.1\r\nHost: x\r\n"
+                f"X-Auth-Token: {PLACEMENT_KEY}\r\nOpenStack-API-Version: placement 1.6\r\n"
+                + ("Connection: close\r\n" if last else "") + "\r\n").encode()
+
+    answers = responses(exchange(front, trait("PUT") + trait("PUT") + trait("GET") + trait("GET", last=True)))
+    assert [status for status, _, _ in answers] == [201, 204, 204, 204]
+    assert [headers.get("connection") for _, headers, _ in answers] == [None, None, None, "close"]
 
 
 def test_path_parameters_reach_the_app_percent_decoded_once(front):
