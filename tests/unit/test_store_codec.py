@@ -5,7 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from boto3.dynamodb.types import Binary
+from boto3.dynamodb.types import Binary, TypeSerializer
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chalicelib.store.codec import from_item, to_item, to_value
 from chalicelib.store.keys import holdable, key, key_id
@@ -115,3 +117,34 @@ def test_sets_hold_their_members_decoded() -> None:
 def test_which_keys_dynamodb_can_hold(pk: str, sk: str, held: bool) -> None:
     assert holdable(key(pk, sk)) is held
 
+
+
+_scalars = st.one_of(
+    st.text(max_size=5), st.booleans(), st.none(), st.binary(max_size=4), st.floats(allow_nan=True),
+    st.integers(), st.integers(min_value=10**37, max_value=10**40).flatmap(lambda n: st.sampled_from([n, -n])),
+    st.decimals(allow_nan=True, allow_infinity=True), st.builds(Binary, st.binary(max_size=4)),
+    st.frozensets(st.integers(max_value=10**39), max_size=3), st.sets(st.text(max_size=3), max_size=3),
+    st.sets(st.binary(max_size=3), max_size=3), st.just(object()),
+)
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=12)
+
+
+def _outcome(serialize, value):
+    try:
+        return serialize(value)
+    except Exception as exc:  # noqa: BLE001 - the kind of refusal is what is compared
+        return type(exc)
+
+
+@given(_values)
+def test_to_value_answers_as_boto3s_serializer(value) -> None:
+    """to_value's fast paths (str, int, dict, list, bool, None) leave every answer and refusal boto3's:
+    38-digit numbers, floats, sets, tuples, Binary and unsupported types included."""
+    assert _outcome(to_value, value) == _outcome(TypeSerializer().serialize, value)
+
+
+@pytest.mark.parametrize("number", [10**38 - 1, 10**38, -(10**38 - 1), -(10**38), 0, True, False])
+def test_numbers_at_dynamodbs_38_digits_answer_as_boto3s_serializer(number) -> None:
+    assert _outcome(to_value, number) == _outcome(TypeSerializer().serialize, number)

@@ -39,5 +39,5 @@ def authorize(policy: PlacementPolicy, method: str, path_template: str,
     operation = operation_for(method, path_template)
     if operation is None:
         return
-    creds = credential.policy_values() if isinstance(credential, PolicySubject) else credential
+    creds = credential if isinstance(credential, Mapping) else credential.policy_values()
     policy.authorize(operation.rule, creds, target_for(operation, creds, query))

@@ -96,7 +96,8 @@ class PlacementPolicy:
     def enforce(self, rule: str, credential: PolicySubject | Mapping[str, Any], target: Mapping[str, Any]) -> bool:
         """Whether the rule lets the credential act on the target; an unknown rule is refused
         (or decided by a `default` rule the overrides define), as oslo.policy fails closed."""
-        creds = credential.policy_values() if isinstance(credential, PolicySubject) else credential
+        # A Mapping check first: isinstance against a runtime Protocol inspects its attributes on every call.
+        creds = credential if isinstance(credential, Mapping) else credential.policy_values()
         scopes = self._scopes.get(rule, ())
         if scopes and token_scope(creds) not in scopes:
             return False
