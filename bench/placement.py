@@ -578,8 +578,8 @@ class RoundTrips:
     calls: dict[str, float]            # operation -> calls per write
     items: dict[str, float]            # operation -> mean items per call
     actions: dict[str, float]          # transaction action (Put, Update, ...) -> per write
-    floors: dict[str, Phase]           # "PUT allocations, ..." and READ_FLOORS rows -> their calls replayed
-                                       # through the service's client, sequential and with THREADS threads
+    recordings: dict[str, list[Recording]]  # "PUT allocations, ..." and READ_FLOORS rows (sequential and
+                                            # with THREADS threads) -> the calls their floors replay
 
 
 # One request's DynamoDB calls as sent at the wire ((operation, body) in order), and the consumer they name
@@ -587,7 +587,11 @@ class RoundTrips:
 Recording = tuple[list[tuple[str, bytes]], "str | None"]
 
 
-def round_trips_per_write(store_endpoint: str) -> RoundTrips:
+@contextmanager
+def recorded_calls(store_endpoint: str) -> Iterator[RoundTrips]:
+    """A second instance of ours behind the counting proxy: its round trips per allocation write, and the
+    calls the floors replay (`floor_phase`), recorded. Its service and table stay while the caller runs the
+    floors, right after the sides' phases of the same rows."""
     proxy = CountingProxy(store_endpoint)
     service = start_placement_service(proxy.endpoint)
     try:
@@ -620,8 +624,7 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
             if tuple(op for op, _ in proxy.sent) != WRITE_CALLS:
                 raise RuntimeError(f"a recorded write made {[op for op, _ in proxy.sent]}, not {WRITE_CALLS}")
             spread.append((list(proxy.sent), consumer))
-        floors = {"PUT allocations, sequential": dynamodb_floor(store_endpoint, spread[-1:]),
-                  f"PUT allocations, {THREADS} threads": dynamodb_floor(store_endpoint, spread, THREADS)}
+        recordings = {"PUT allocations, sequential": spread[-1:], f"PUT allocations, {THREADS} threads": spread}
         for row, (path, version, reads) in READ_FLOORS.items():
             proxy.sent.clear()
             status, _ = client.call("GET", path.format(consumer=consumers[-1], provider=providers[0]),
@@ -629,9 +632,8 @@ def round_trips_per_write(store_endpoint: str) -> RoundTrips:
             if status != 200 or tuple(op for op, _ in proxy.sent) != reads:
                 raise RuntimeError(f"{row} answered {status} with {[op for op, _ in proxy.sent]}, not {reads}")
             recorded: list[Recording] = [(list(proxy.sent), None)]
-            floors[f"{row}, sequential"] = dynamodb_floor(store_endpoint, recorded)
-            floors[f"{row}, {THREADS} threads"] = dynamodb_floor(store_endpoint, recorded, THREADS)
-        return RoundTrips(per_write, calls, items, actions, floors)
+            recordings[f"{row}, sequential"] = recordings[f"{row}, {THREADS} threads"] = recorded
+        yield RoundTrips(per_write, calls, items, actions, recordings)
     finally:
         service.stop()
         proxy.stop()
@@ -716,6 +718,14 @@ def candidates_only() -> int:
         store.stop()
     print_candidate_reads(reads)
     return 0 if all(reads) else 1
+
+
+def floor_phase(store_endpoint: str, trips: RoundTrips, row: str) -> Phase | None:
+    """The floor of a row whose calls were recorded (None for any other row), as threaded as the row."""
+    recordings = trips.recordings.get(row)
+    if recordings is None:
+        return None
+    return dynamodb_floor(store_endpoint, recordings, THREADS if row.endswith(f", {THREADS} threads") else 1)
 
 
 def dynamodb_floor(store_endpoint: str, recordings: list[Recording], threads: int = 1) -> Phase:
@@ -806,6 +816,8 @@ READ_FLOORS = {
 
 # --- report -------------------------------------------------------------------------------------
 
+FLOOR = "DynamoDB floor"  # the floors' phases in `Row.phases`, one per round (not a side of the table)
+
 
 @dataclass
 class Row:
@@ -854,6 +866,34 @@ def table(rows: list[Row], sides: list[str]) -> str:
     return "\n".join(lines)
 
 
+def print_floors(rows: dict[str, Row], names: list[str], trips: RoundTrips) -> None:
+    """Each floor beside ours and 2x the reference: medians of the rounds, and ours' ratio to the floor
+    round by round (each floor ran right after ours' phase of its row), whose median is the figure."""
+    print("DynamoDB floors: each row's calls through the service's DynamoDB client on the same store, run in "
+          f"each round right after the sides' phase of the row (the write's recorded on each of {SPREAD_PROVIDERS} "
+          "providers for the threaded row), against ours and 2x the reference (medians of the rounds):")
+    for name in trips.recordings:
+        row = rows.get(name)
+        floors = row.phases.get(FLOOR, []) if row else []
+        if row is None or not floors:
+            continue
+        rate = row.median(FLOOR, lambda p: p.per_s) or 0.0
+        ours = row.median(names[-1], lambda p: p.per_s)
+        reference = row.median(names[0], lambda p: p.per_s) if len(names) > 1 else None
+        paired = [mine.per_s / floor.per_s for mine, floor in zip(row.phases.get(names[-1], []), floors, strict=False)
+                  if mine is not None and floor is not None and floor.per_s]
+        operation = name.split(",")[0]
+        sent = READ_FLOORS[operation][2] if operation in READ_FLOORS else WRITE_CALLS
+        refused = row.errors(FLOOR)
+        p50, p99 = (row.median(FLOOR, functools.partial(Phase.percentile, q=q)) for q in (0.5, 0.99))
+        print(f"- {name} ({' then '.join(sent)}): {rate:.0f}/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+              + (f", {refused} refused" if refused != "-" else "")
+              + (f"; ours {ours:.0f}/s, **{statistics.median(paired):.2f}x** of it (rounds: "
+                 f"{', '.join(f'{r:.2f}' for r in paired)})" if ours and paired else "")
+              + (f"; 2x {names[0]} {2 * reference:.0f}/s, {2 * reference / rate:.2f}x of it"
+                 if reference and rate else ""))
+
+
 def _pids(*processes: subprocess.Popen[str] | int | None) -> list[int]:
     return [p if isinstance(p, int) else p.pid for p in processes if p is not None]
 
@@ -885,8 +925,11 @@ def reference_sides() -> Iterator[list[tuple[str, Client, Processes]]]:
             database.stop()
 
 
-def alternate(rows: dict[str, Row], sides: list[Side], operations: Callable[[Side], list[Operation]]) -> None:
-    """ROUNDS rounds; in each, every operation on every side in turn."""
+def alternate(rows: dict[str, Row], sides: list[Side], operations: Callable[[Side], list[Operation]],
+              floor: Callable[[str], Phase | None] | None = None) -> None:
+    """ROUNDS rounds; in each, every operation on every side in turn, then the operation's floor (where it
+    has one) as a side of its own: ours and its floor then meet the store in the same state (DynamoDB Local
+    still JIT-compiles its hot paths thousands of calls in, on one of this machine's two cores)."""
     for _ in range(ROUNDS):
         per_side = [operations(side) for side in sides]
         for index in range(len(per_side[0])):
@@ -894,6 +937,10 @@ def alternate(rows: dict[str, Row], sides: list[Side], operations: Callable[[Sid
                 operation = ops[index]
                 row = rows.setdefault(operation.name, Row(operation.name, {}))
                 row.phases.setdefault(side.name, []).append(run_operation(side, operation))
+                print(".", end="", flush=True)
+            found = floor(per_side[0][index].name) if floor is not None else None
+            if found is not None:
+                rows[per_side[0][index].name].phases.setdefault(FLOOR, []).append(found)
                 print(".", end="", flush=True)
 
 
@@ -911,7 +958,7 @@ def main() -> int:
     wide: dict[str, list[float] | None] = {}
     reshapes: dict[str, list[float | None]] = {}
     try:
-        with reference_sides() as references:
+        with recorded_calls(store.endpoint) as trips, reference_sides() as references:
             service = start_placement_service(store.endpoint)
             more = [start_placement_service(store.endpoint, table=service.table, key=service.key)
                     for _ in range(SERVERS - 1)]
@@ -922,7 +969,7 @@ def main() -> int:
                                   Client([service.base, *(m.base for m in more)], service.key),
                                   Processes(lambda: _pids(*servers), lambda: _pids(store.pid))))
                 names = [side.name for side in sides]
-                alternate(rows, sides, Side.operations)
+                alternate(rows, sides, Side.operations, functools.partial(floor_phase, store.endpoint, trips))
                 for trees in TREES:
                     for side in sides:
                         took = side.grow_to(trees)
@@ -955,7 +1002,6 @@ def main() -> int:
                 for extra in more:
                     extra.stop()
                 service.stop()
-        trips = round_trips_per_write(store.endpoint)
         reads = [candidate_reads(store.endpoint, min(TREES))] if TREES else []
         keystone = placement_keystone.measure(store.endpoint, CountingProxy)
         reshape_trips = round_trips_per_reshape(store.endpoint, RESHAPE_CONSUMERS)
@@ -990,19 +1036,7 @@ def main() -> int:
     print_candidate_reads(reads)
     for line in keystone.lines():
         print(line)
-    print("DynamoDB floors: each row's calls through the service's DynamoDB client on the same store (the "
-          f"write's recorded on each of {SPREAD_PROVIDERS} providers for the threaded row), against ours and 2x "
-          "the reference:")
-    for row, phase in trips.floors.items():
-        ours = rows[row].median(names[-1], lambda p: p.per_s) if row in rows else None
-        reference = rows[row].median(names[0], lambda p: p.per_s) if row in rows and len(names) > 1 else None
-        operation = row.split(",")[0]
-        sent = READ_FLOORS[operation][2] if operation in READ_FLOORS else WRITE_CALLS
-        print(f"- {row} ({' then '.join(sent)}): {phase.per_s:.0f}/s, p50 {phase.percentile(0.5):.1f} ms, p99 "
-              f"{phase.percentile(0.99):.1f} ms" + (f", {phase.errors} refused" if phase.errors != "-" else "")
-              + (f"; ours {ours:.0f}/s, {ours / phase.per_s:.2f}x of it" if ours and phase.per_s else "")
-              + (f"; 2x {names[0]} {2 * reference:.0f}/s, {2 * reference / phase.per_s:.2f}x of it"
-                 if reference and phase.per_s else ""))
+    print_floors(rows, names, trips)
     ours_5xx = [f"{row.operation}: {row.errors(names[-1])}" for row in rows.values()
                 if any(status >= 500 or status == 0 for phase in row.phases.get(names[-1], []) if phase
                        for status in phase.statuses)]
