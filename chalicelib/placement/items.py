@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -44,6 +45,7 @@ PARENT = "parent"  # the parent's `children` counter, moved with its child's cre
 OLD_PARENT = "old_parent"
 DESCENDANT = "descendant:"  # a moved provider's descendant (its root rewritten, or checked unchanged)
 AGGREGATE_MEMBER = "aggregate_member:"  # a `PLAGG#<aggregate>` membership item
+TRAIT_HOLDER = "trait_holder:"  # a `PLTRH#<custom trait>` holder item
 OLD_CLASS = "old_class"  # a renamed custom class: it exists and nothing holds it
 NEW_CLASS = "new_class"  # the name a class is renamed to: free
 TRAIT_REF = "trait_ref:"
@@ -185,9 +187,32 @@ def class_index_key(resource_class: str, provider_uuid: str) -> dict[str, Any]:
     return key(f"{CLASS_INDEX_PREFIX}{resource_class}", provider_uuid)
 
 
+@dataclass(frozen=True)
+class Membership:
+    """A set a provider can be in, each member named by an index item `<prefix><set>` / `<provider uuid>`:
+    a hint that it is a member, which readers check on the provider item (decision 0047)."""
+
+    prefix: str      # the index partition's prefix, before the set's name
+    operation: str   # the prefix of its items' operation names in a transaction
+    kind: str        # the items' `kind`
+    label: str       # what a log line calls its items
+
+    def key(self, name: str, provider_uuid: str) -> dict[str, Any]:
+        return key(f"{self.prefix}{name}", provider_uuid)
+
+    def of(self, provider: Provider) -> frozenset[str]:
+        """The sets the provider item says it is in."""
+        return provider.aggregates if self is AGGREGATES else custom(provider.traits)
+
+
+# An aggregate's members; a custom trait's holders (decision 0053: for traits created since).
+AGGREGATES = Membership("PLAGG#", AGGREGATE_MEMBER, "placement-aggregate-member", "aggregate memberships")
+TRAIT_HOLDERS = Membership("PLTRH#", TRAIT_HOLDER, "placement-trait-holder", "custom trait holder items")
+
+
 def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
     """`PLAGG#<aggregate>` / `<provider>`: one Query of the partition lists an aggregate's members."""
-    return key(f"PLAGG#{aggregate}", provider_uuid)
+    return AGGREGATES.key(aggregate, provider_uuid)
 
 
 def trait_key(name: str) -> dict[str, Any]:
@@ -334,19 +359,28 @@ def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozense
 
 
 def custom_trait_item(name: str) -> dict[str, Any]:
-    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`)."""
-    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now()})
+    """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`); `holders` says that every
+    provider holding it has its `PLTRH#` item (decision 0053: a trait made before has not)."""
+    return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now(), HOLDERS_INDEXED: True})
+
+
+HOLDERS_INDEXED = "holders"  # on a custom trait's registry item: its holders are indexed (decision 0053)
+
+
+def custom(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(n for n in names if n.startswith(CUSTOM_PREFIX))
 
 
 def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
     """The provider with these traits (generation +1), unchanged since read, with +-1 on each custom trait's
-    refs and its sharing index item: 1 + (custom traits added or removed) + (0 or 1) items. Allocation writes
-    are conditioned on `invVersion`, which this leaves alone, so they do not conflict with it."""
+    refs, its holder item, and its sharing index item: 1 + 2 x (custom traits added or removed) + (0 or 1)
+    items. Allocation writes are conditioned on `invVersion`, which this leaves alone."""
     condition, values = unchanged(read.version)
     written = Provider(**{**read.__dict__, "traits": traits, "generation": read.generation + 1,
                           "version": read.version + 1})
     return written, [provider_put(table, written, condition, values),
                      *trait_ref_updates(table, trait_ref_deltas(read.traits, traits)),
+                     *member_changes(TRAIT_HOLDERS, table, read, custom(read.traits), custom(traits), written.version),
                      *sharing_index(table, read.uuid, read.traits, traits)]
 
 
@@ -396,9 +430,9 @@ def write_inventories(table: str, read: Provider, inventories: dict[str, Invento
 
 def delete_provider(table: str, read: Provider) -> list[Op]:
     """The provider, unchanged since read and without children, and its name claim go; its parent's
-    counter and its linked version move, its aggregate memberships and sharing index item go. 2 + (1 with a
-    parent) + one per aggregate, custom class and custom trait + (1 sharing) + (1 linked) items: a provider
-    holding more than ~95 of those together is TooLarge to delete until some are removed (docs/placement.md)."""
+    counter and its linked version move, its aggregate memberships, custom traits' holder items and sharing
+    index item go. 2 + (1 with a parent) + one per aggregate and custom class + two per custom trait + (1
+    sharing) + (1 linked) items; the membership and holder items beyond a transaction go after it (store)."""
     condition, values = unchanged(read.version)
     condition += " AND (attribute_not_exists(#children) OR #children = :zero)"
     values = {**values, ":zero": {"N": "0"}}
@@ -410,10 +444,11 @@ def delete_provider(table: str, read: Provider) -> list[Op]:
                                      "ExpressionAttributeNames": {"#children": "children"}}}),
             name_release(table, read.name),
             *parent,
-            *aggregate_member_changes(table, read, read.aggregates, frozenset(), read.version),
+            *member_changes(AGGREGATES, table, read, read.aggregates, frozenset(), read.version),
             *class_ref_updates(table, class_ref_deltas(read.inventories, {})),
             *class_index_updates(table, read.uuid, read.inventories, {}),
             *trait_ref_updates(table, trait_ref_deltas(read.traits, frozenset())),
+            *member_changes(TRAIT_HOLDERS, table, read, custom(read.traits), frozenset(), read.version),
             *sharing_index(table, read.uuid, read.traits, frozenset()),
             *linked_version_bump(table, read)]
 
@@ -487,46 +522,46 @@ def update_provider(table: str, read: Provider, name: str, parent_uuid: str | No
 # --- aggregates (1.1, 1.19) ------------------------------------------------------------------------
 
 
-def member_item(aggregate: str, provider: Provider, version: int) -> dict[str, Any]:
-    """A `PLAGG#<aggregate>` membership item: a hint that the provider is a member, which readers check on the
-    provider item. `v` is the provider version it was written for and `inc` the provider's incarnation (its
-    creation time), so that a clean-up never removes one a later write needs (decision 0047)."""
-    return {"pk": f"PLAGG#{aggregate}", "sk": provider.uuid, "kind": "placement-aggregate-member",
+def member_item(kind: Membership, name: str, provider: Provider, version: int) -> dict[str, Any]:
+    """A membership item: a hint that the provider is in the set, which readers check on the provider item.
+    `v` is the provider version it was written for and `inc` the provider's incarnation (its creation time),
+    so that a clean-up never removes one a later write needs (decision 0047)."""
+    return {"pk": f"{kind.prefix}{name}", "sk": provider.uuid, "kind": kind.kind,
             "v": version, "inc": provider.created_at}
 
 
-def aggregate_member_changes(table: str, provider: Provider, before: frozenset[str], after: frozenset[str],
-                             version: int) -> list[Op]:
-    """The `PLAGG#<aggregate>` items of the aggregates added (Put, for `version`) and removed (Delete), inside
-    the transaction that commits the provider at `version`."""
-    ops = [Op(f"{AGGREGATE_MEMBER}{agg}", {"Put": {"TableName": table,
-                                                    "Item": to_item(member_item(agg, provider, version))}})
-           for agg in sorted(after - before)]
-    ops += [Op(f"{AGGREGATE_MEMBER}{agg}", {"Delete": {"TableName": table,
-                                                       "Key": aggregate_member_key(agg, provider.uuid)}})
-            for agg in sorted(before - after)]
+def member_changes(kind: Membership, table: str, provider: Provider, before: frozenset[str], after: frozenset[str],
+                   version: int) -> list[Op]:
+    """The membership items of the sets joined (Put, for `version`) and left (Delete), inside the transaction
+    that commits the provider at `version`."""
+    ops = [Op(f"{kind.operation}{name}", {"Put": {"TableName": table,
+                                                   "Item": to_item(member_item(kind, name, provider, version))}})
+           for name in sorted(after - before)]
+    ops += [Op(f"{kind.operation}{name}", {"Delete": {"TableName": table, "Key": kind.key(name, provider.uuid)}})
+            for name in sorted(before - after)]
     return ops
 
 
 def is_membership(op: Op) -> bool:
-    """One of `aggregate_member_changes`' operations (which a write too large for one transaction makes around
-    it instead, decision 0047)."""
-    return op.name.startswith(AGGREGATE_MEMBER)
+    """One of `member_changes`' operations (which a write too large for one transaction makes around it
+    instead, decision 0047)."""
+    return op.name.startswith((AGGREGATE_MEMBER, TRAIT_HOLDER))
 
 
-def member_raise(aggregate: str, provider: Provider, version: int) -> dict[str, Any]:
+def member_raise(aggregate: str, provider: Provider, version: int, kind: Membership = AGGREGATES) -> dict[str, Any]:
     """UpdateItem arguments that write a membership item (`member_item`) ahead of the provider's transaction
     (for `version`), never lowering the version of one of the same incarnation (a slower, stale writer's would
     let a clean-up remove an item a later write needs). A failed condition means it is already there, newer."""
-    attributes = {k: v for k, v in member_item(aggregate, provider, version).items() if k not in ("pk", "sk")}
-    return {"item_key": aggregate_member_key(aggregate, provider.uuid),
+    attributes = {k: v for k, v in member_item(kind, aggregate, provider, version).items() if k not in ("pk", "sk")}
+    return {"item_key": kind.key(aggregate, provider.uuid),
             "update": "SET " + ", ".join(f"#{k} = :{k}" for k in attributes),
             "condition": "attribute_not_exists(#v) OR #inc <> :inc OR #v < :v",
             "names": {f"#{k}": k for k in attributes},
             "values": {f":{k}": to_value(v) for k, v in attributes.items()}}
 
 
-def member_release(aggregate: str, provider: Provider, version: int | None) -> dict[str, Any]:
+def member_release(aggregate: str, provider: Provider, version: int | None,
+                   kind: Membership = AGGREGATES) -> dict[str, Any]:
     """DeleteItem arguments that remove a membership item after the transaction that committed the provider at
     `version` without it: only one written for that version or before (none written for a later one, which a
     later write needs), of this incarnation (or written before items named theirs). `version` None: the
@@ -536,7 +571,7 @@ def member_release(aggregate: str, provider: Provider, version: int | None) -> d
     if version is not None:
         condition = "attribute_not_exists(#v) OR (#inc = :inc AND #v <= :v)"
         values[":v"] = {"N": str(version)}
-    return {"item_key": aggregate_member_key(aggregate, provider.uuid), "condition": condition,
+    return {"item_key": kind.key(aggregate, provider.uuid), "condition": condition,
             "names": {"#v": "v", "#inc": "inc"}, "values": values}
 
 
@@ -548,7 +583,7 @@ def write_aggregates(table: str, read: Provider, aggregates: frozenset[str], *,
     written = Provider(**{**read.__dict__, "aggregates": aggregates, "version": read.version + 1,
                           "generation": read.generation + (1 if bump_generation else 0)})
     return written, [provider_put(table, written, condition, values),
-                     *aggregate_member_changes(table, read, read.aggregates, aggregates, written.version)]
+                     *member_changes(AGGREGATES, table, read, read.aggregates, aggregates, written.version)]
 
 
 # --- resource classes (rename at 1.2-1.6) ----------------------------------------------------------

@@ -141,8 +141,9 @@ class PlacementService:
                        member_of: MemberOf | None = None, resources: dict[str, int] | None = None,
                        required: TraitQuery | None = None) -> list[Provider]:
         """GET /resource_providers: the filters checked in upstream's order (`_refused_or_lists_none`), then the
-        providers read from the narrowest source the filters allow (a key, a name claim, one tree, the members
-        of an aggregate, the holders of a class, else every provider), then every filter as a predicate."""
+        providers read from the narrowest source the filters allow (a key, a name claim, one tree, the holders
+        of a required custom trait, the members of an aggregate, the holders of a class, else every provider),
+        then every filter as a predicate."""
         root: str | None = None
         anchor: Provider | None = None
         if in_tree is not None:
@@ -150,8 +151,10 @@ class PlacementService:
             if anchor is None:
                 return []  # as Placement: an unknown provider's tree is empty
             root = anchor.root
-        if self._refused_or_lists_none(required, member_of, resources):
+        checked = self._refused_or_lists_none(required, member_of, resources)
+        if checked is None:
             return []
+        held = traits.narrowest_indexed(required, *checked) if required is not None else None
         any_of = narrowest(member_of.required) if member_of else None
         # a list that filters on no capacity reads its providers without their inventories
         inventories = bool(resources)
@@ -161,6 +164,9 @@ class PlacementService:
             found = [p for p in [self.store.provider_by_name(name)] if p is not None]
         elif anchor is not None:
             found = self._tree_by_keys(anchor) or self.tree(anchor.root)
+        elif held is not None:
+            holders = sorted(self.store.trait_holders(held))
+            found = [p for p in self.store.providers(holders, inventories=inventories).values() if p is not None]
         elif any_of is not None:
             members = sorted(self.store.members_of_any(any_of))
             found = [p for p in self.store.providers(members, inventories=inventories).values() if p is not None]
@@ -600,12 +606,14 @@ class PlacementService:
         """Those of `names` that exist: standard ones (os-traits) and registered custom ones (one BatchGet)."""
         return set(self._trait_lookup(names)[0])
 
-    def _trait_lookup(self, names: list[str]) -> tuple[frozenset[str], dict[str, int]]:
-        """Those of `names` that exist, and how many providers hold each existing custom one (one BatchGet;
-        standard traits are os-traits' and not counted)."""
+    def _trait_lookup(self, names: list[str]) -> tuple[frozenset[str], dict[str, int], frozenset[str]]:
+        """Those of `names` that exist, how many providers hold each existing custom one, and those of them
+        whose holders are indexed (decision 0053); one BatchGet: standard traits are os-traits' and not counted."""
         standard = {n for n in names if traits.is_standard(n)}
-        holders = self.store.custom_trait_holders(sorted({n for n in names if n not in standard}))
-        return frozenset(standard | set(holders)), holders
+        counts = self.store.custom_trait_counts(sorted({n for n in names if n not in standard}))
+        holders = {name: refs for name, (refs, _) in counts.items()}
+        indexed = frozenset(name for name, (_, listed) in counts.items() if listed)
+        return frozenset(standard | set(holders)), holders, indexed
 
     def list_traits(self, wanted: TraitListFilter, *, created_at: bool = True) -> list[tuple[str, int | None]]:
         """(name, created at: None for a standard trait, and for every trait unless `created_at`) of every trait
@@ -693,32 +701,35 @@ class PlacementService:
             "Another thread concurrently updated the resource provider data. Please retry your update"))
 
     def _refused_or_lists_none(self, required: TraitQuery | None, member_of: MemberOf | None,
-                               resources: dict[str, int] | None) -> bool:
-        """The 400s of a list's filters, raised in upstream's order (`_get_all_by_filters_from_db`), and True
+                               resources: dict[str, int] | None) -> tuple[dict[str, int], frozenset[str]] | None:
+        """The 400s of a list's filters, raised in upstream's order (`_get_all_by_filters_from_db`), and None
         where upstream's list is empty before a later check: an unknown required trait is 400; when no provider
         at all has the required traits the list is empty; an unknown forbidden trait is 400; when no provider
         at all is in every member_of the list is empty; an unknown class is 400. Those two "no provider at all"
         facts are global (whatever else narrows the list) and change the answer only where a 400 would follow:
-        they are computed only then, except a custom trait's holder count, which the lookup reads anyway."""
+        they are computed only then, except a custom trait's holder count, which the lookup reads anyway.
+        Otherwise the custom traits' holder counts and which of them have their holders indexed."""
+        holders: dict[str, int] = {}
+        indexed: frozenset[str] = frozenset()
         if required is not None:
-            known, holders = self._trait_lookup(required.required_names() + sorted(required.forbidden))
+            known, holders, indexed = self._trait_lookup(required.required_names() + sorted(required.forbidden))
             unknown = traits.first_unknown(required.required_names(), known.__contains__)
             if unknown is not None:
                 raise _unknown_trait(unknown)
             if required.required and traits.held_by_none(required, holders):
-                return True
+                return None
             unknown = traits.first_unknown(sorted(required.forbidden), known.__contains__)
             if unknown is not None:
                 if self._nobody_has_required(required):
-                    return True
+                    return None
                 raise _unknown_trait(unknown)
         unknown_classes = self._unknown_classes(sorted(resources)) if resources else []
         if not unknown_classes:
-            return False
+            return holders, indexed
         if required is not None and self._nobody_has_required(required):
-            return True
+            return None
         if member_of is not None and self._nobody_in_every_member_of(member_of):
-            return True
+            return None
         raise unknown_class(unknown_classes[0])
 
     def _nobody_has_required(self, query: TraitQuery) -> bool:

@@ -14,6 +14,7 @@
 | resource-class index              | PLRCX#<class>          | <provider uuid> |
 | aggregate membership              | PLAGG#<aggregate>      | <provider uuid> |
 | custom trait (refs: its holders)   | PLTRAIT                | <name>          |
+| custom trait holder (decision 0053) | PLTRH#<trait>         | <provider uuid> |
 | sharing provider index             | PLSHARE                | <uuid>          |
 
 Providers carry gsi1pk=PLRP, gsi1sk=<uuid> (a root) or <root>#<uuid> (in a tree), so listing them
@@ -474,8 +475,21 @@ class PlacementStore:
     def custom_trait_holders(self, names: list[str]) -> dict[str, int]:
         """How many providers hold each of these custom traits that exists (its `refs`, moved in the
         transaction of every provider write that adds or removes it): one consistent BatchGet, projected."""
-        found = self._custom_traits_by_key(names, "pk, sk, refs")
-        return {sk: int(item.get("refs", 0)) for (_pk, sk), item in found.items()}
+        return {name: refs for name, (refs, _) in self.custom_trait_counts(names).items()}
+
+    def custom_trait_counts(self, names: list[str]) -> dict[str, tuple[int, bool]]:
+        """(refs, whether its holders are indexed: decision 0053) of each of these custom traits that exists."""
+        found = self._custom_traits_by_key(names, f"pk, sk, refs, {items.HOLDERS_INDEXED}")
+        return {sk: (int(item.get("refs", 0)), bool(item.get(items.HOLDERS_INDEXED)))
+                for (_pk, sk), item in found.items()}
+
+    def trait_holders(self, name: str) -> set[str]:
+        """The providers a custom trait's holder items name (one consistent Query of its `PLTRH#<trait>`
+        partition): every holder when the trait's holders are indexed, and perhaps some that no longer hold
+        it, which readers drop on the provider items they read (decisions 0047, 0053)."""
+        found = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": f"{items.TRAIT_HOLDERS.prefix}{name}"}})
+        return {i["sk"] for i in found}
 
     def _custom_traits_by_key(self, names: list[str], projection: str) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of those of these custom traits that exist: consistent BatchGets, projected."""
@@ -522,59 +536,65 @@ class PlacementStore:
         return written
 
     def write_aggregates(self, read: Provider, aggregates: frozenset[str], *, bump_generation: bool) -> Provider:
+        """The provider's aggregates and their membership items (`_commit_with_members`)."""
+        written, ops = items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation)
+        self._commit_with_members(items.AGGREGATES, read, written, ops)
+        return written
+
+    def _commit_with_members(self, kind: items.Membership, read: Provider, written: Provider, ops: list[Op]) -> None:
         """One transaction with the membership items when they fit in it; else the items added are written
         before it and those removed deleted after it, each conditioned so that none a later write needs goes
         (docs/decisions/0047): a failure between leaves only hints that readers check on the provider."""
-        written, ops = items.write_aggregates(self._table, read, aggregates, bump_generation=bump_generation)
         if len(ops) <= MAX_TRANSACTION_OPS:
             self._transact(ops)
-            return written
-        added = sorted(aggregates - read.aggregates)
-        for aggregate in added:
-            update_if(self._client, self._table, **items.member_raise(aggregate, read, written.version))
+            return
+        added = sorted(kind.of(written) - kind.of(read))
+        for name in added:
+            update_if(self._client, self._table, **items.member_raise(name, read, written.version, kind))
         try:
             self._transact([op for op in ops if not items.is_membership(op)])
         except Exception:
-            self._withdraw_members(read, added)
+            self._withdraw_members(kind, read, added)
             raise
-        self._release_members(read, sorted(read.aggregates - aggregates), written.version)
-        return written
+        self._release_members(kind, read, sorted(kind.of(read) - kind.of(written)), written.version)
 
-    def _withdraw_members(self, read: Provider, aggregates: list[str]) -> None:
+    def _withdraw_members(self, kind: items.Membership, read: Provider, names: list[str]) -> None:
         """After a transaction that failed with these items written ahead of it, for `read.version + 1`: when
-        another write committed the provider since, those it is not a member of go (`member_release` at its
+        another write committed the provider since, those it is not in go (`member_release` at its
         version: no writer in flight needs one of them, as each wrote a later version); when its incarnation
         is gone, all go. When nothing committed, a writer that read the same version may need them, so they
         stay, inert hints (decision 0047). Best effort."""
-        if not aggregates:
+        if not names:
             return
         try:
             current = self.provider(read.uuid)
         except Unavailable:
-            logger.warning("aggregate memberships left behind", extra={"provider": read.uuid})
+            logger.warning(f"{kind.label} left behind", extra={"provider": read.uuid})
             return
         if current is None or current.created_at != read.created_at:
-            self._release_members(read, aggregates, None)
+            self._release_members(kind, read, names, None)
         elif current.version > read.version:
-            self._release_members(current, [a for a in aggregates if a not in current.aggregates], current.version)
+            self._release_members(kind, current, [n for n in names if n not in kind.of(current)], current.version)
 
-    def _release_members(self, provider: Provider, aggregates: list[str], version: int | None) -> None:
+    def _release_members(self, kind: items.Membership, provider: Provider, names: list[str],
+                         version: int | None) -> None:
         """The clean-up after a committed write: best effort, since the write stands and its answer must say
         so; an item the store fails to delete stays a hint readers drop (decision 0047)."""
         try:
-            for aggregate in aggregates:
-                delete_if(self._client, self._table, **items.member_release(aggregate, provider, version))
+            for name in names:
+                delete_if(self._client, self._table, **items.member_release(name, provider, version, kind))
         except Unavailable:
-            logger.warning("aggregate memberships left behind", extra={"provider": provider.uuid})
+            logger.warning(f"{kind.label} left behind", extra={"provider": provider.uuid})
 
     def delete_provider(self, read: Provider) -> None:
-        """One transaction; a provider in more aggregates than fit in it loses its membership items after it."""
+        """One transaction; a provider whose membership and holder items do not fit in it loses them after it."""
         ops = items.delete_provider(self._table, read)
         if len(ops) <= MAX_TRANSACTION_OPS:
             self._transact(ops)
             return
         self._transact([op for op in ops if not items.is_membership(op)])
-        self._release_members(read, sorted(read.aggregates), None)
+        for kind in (items.AGGREGATES, items.TRAIT_HOLDERS):
+            self._release_members(kind, read, sorted(kind.of(read)), None)
 
     def write_inventories(self, read: Provider, inventories: dict[str, Inventory]) -> Provider:
         """Replace the provider's inventories; generation +1. Returns the provider as written."""
@@ -697,8 +717,9 @@ class PlacementStore:
                          values={":zero": {"N": "0"}})
 
     def write_traits(self, read: Provider, traits: frozenset[str]) -> Provider:
-        """Replace the provider's traits; generation +1. ConditionFailed names `provider` (changed since
-        read) or `trait_ref:<name>` (that custom trait was deleted since)."""
+        """Replace the provider's traits, with its custom traits' holder items (`_commit_with_members`);
+        generation +1. ConditionFailed names `provider` (changed since read) or `trait_ref:<name>` (that
+        custom trait was deleted since)."""
         written, ops = items.write_traits(self._table, read, traits)
-        self._transact(ops)
+        self._commit_with_members(items.TRAIT_HOLDERS, read, written, ops)
         return written

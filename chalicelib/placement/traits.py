@@ -193,6 +193,14 @@ def first_unknown(names: Iterable[str], known: Callable[[str], bool]) -> str | N
     return next((name for name in names if not known(name)), None)
 
 
+def narrowest_indexed(query: TraitQuery, holders: Mapping[str, int], indexed: Collection[str]) -> str | None:
+    """The required custom trait (a group of one) with the fewest holders among those whose holders are
+    indexed (decision 0053): a list can read its holders alone. None when there is none."""
+    alone = [name for group in query.required if len(group) == 1 for name in group
+             if name in indexed and name in holders]
+    return min(alone, key=lambda name: (holders[name], name), default=None)
+
+
 def held_by_none(query: TraitQuery, holders: Mapping[str, int]) -> bool:
     """True when some required group is only custom traits that exist and no provider holds (`holders`: how
     many providers hold each existing custom trait): no provider has that group, so none matches. Standard

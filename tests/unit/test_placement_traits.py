@@ -259,9 +259,10 @@ def _ops(before: set[str], after: set[str]) -> list[str]:
 
 
 def test_a_traits_write_counts_custom_traits_and_the_sharing_index() -> None:
-    assert _ops(set(), {"HW_CPU_X86_SHA", "CUSTOM_A"}) == ["provider", "trait_ref:CUSTOM_A"]
+    assert _ops(set(), {"HW_CPU_X86_SHA", "CUSTOM_A"}) == ["provider", "trait_ref:CUSTOM_A", "trait_holder:CUSTOM_A"]
     assert _ops({"CUSTOM_A"}, {"CUSTOM_B", traits.SHARES_VIA_AGGREGATE}) == [
-        "provider", "trait_ref:CUSTOM_A", "trait_ref:CUSTOM_B", "sharing"]
+        "provider", "trait_ref:CUSTOM_A", "trait_ref:CUSTOM_B", "trait_holder:CUSTOM_B", "trait_holder:CUSTOM_A",
+        "sharing"]
     assert _ops({traits.SHARES_VIA_AGGREGATE}, set()) == ["provider", "sharing"]
     assert _ops({"HW_CPU_X86_SHA"}, {"HW_CPU_X86_SHA", "STORAGE_DISK_SSD"}) == ["provider"]
 
@@ -274,3 +275,27 @@ def test_deleting_a_provider_releases_its_custom_traits_and_sharing_item() -> No
     assert refs and refs[0].request["Update"]["ExpressionAttributeValues"][":d"] == {"N": "-1"}
     assert [op.request for op in ops if op.name == "sharing"] == [
         {"Delete": {"TableName": "t", "Key": items.sharing_key("u1")}}]
+    assert [op.request for op in ops if op.name.startswith(items.TRAIT_HOLDER)] == [
+        {"Delete": {"TableName": "t", "Key": items.TRAIT_HOLDERS.key("CUSTOM_A", "u1")}}]
+
+
+def test_a_custom_traits_holder_item_is_written_for_the_providers_new_version() -> None:
+    read = Provider(uuid="u1", name="n", version=3, created_at=7)
+    _, ops = items.write_traits("t", read, frozenset({"CUSTOM_A"}))
+    [holder] = [op for op in ops if op.name == "trait_holder:CUSTOM_A"]
+    assert holder.request["Put"]["Item"] == {"pk": {"S": "PLTRH#CUSTOM_A"}, "sk": {"S": "u1"},
+                                             "kind": {"S": "placement-trait-holder"}, "v": {"N": "4"},
+                                             "inc": {"N": "7"}}
+
+
+@pytest.mark.parametrize(("required", "holders", "indexed", "narrowest"), [
+    ([{"CUSTOM_A"}, {"CUSTOM_B"}], {"CUSTOM_A": 5, "CUSTOM_B": 2}, {"CUSTOM_A", "CUSTOM_B"}, "CUSTOM_B"),
+    ([{"CUSTOM_A"}, {"CUSTOM_B"}], {"CUSTOM_A": 5, "CUSTOM_B": 2}, {"CUSTOM_A"}, "CUSTOM_A"),  # B made before 0053
+    ([{"CUSTOM_A", "CUSTOM_B"}], {"CUSTOM_A": 1, "CUSTOM_B": 1}, {"CUSTOM_A", "CUSTOM_B"}, None),  # any of: both
+    ([{"HW_CPU_X86_SHA"}], {}, set(), None),  # standard traits have no holder items
+    ([{"CUSTOM_A"}, {"CUSTOM_C"}], {"CUSTOM_A": 3, "CUSTOM_C": 3}, {"CUSTOM_A", "CUSTOM_C"}, "CUSTOM_A"),
+])
+def test_a_list_reads_the_holders_of_its_narrowest_indexed_custom_trait(required, holders, indexed,
+                                                                         narrowest) -> None:
+    query = traits.TraitQuery(required=tuple(frozenset(g) for g in required))
+    assert traits.narrowest_indexed(query, holders, indexed) == narrowest
