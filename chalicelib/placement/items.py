@@ -21,7 +21,7 @@ Operations are named after the invariant their condition states (`provider`, `na
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -196,18 +196,17 @@ class Membership:
     operation: str   # the prefix of its items' operation names in a transaction
     kind: str        # the items' `kind`
     label: str       # what a log line calls its items
+    of: Callable[[Provider], frozenset[str]]  # the sets the provider item says it is in
 
     def key(self, name: str, provider_uuid: str) -> dict[str, Any]:
         return key(f"{self.prefix}{name}", provider_uuid)
 
-    def of(self, provider: Provider) -> frozenset[str]:
-        """The sets the provider item says it is in."""
-        return provider.aggregates if self is AGGREGATES else custom(provider.traits)
-
 
 # An aggregate's members; a custom trait's holders (decision 0053: for traits created since).
-AGGREGATES = Membership("PLAGG#", AGGREGATE_MEMBER, "placement-aggregate-member", "aggregate memberships")
-TRAIT_HOLDERS = Membership("PLTRH#", TRAIT_HOLDER, "placement-trait-holder", "custom trait holder items")
+AGGREGATES = Membership("PLAGG#", AGGREGATE_MEMBER, "placement-aggregate-member", "aggregate memberships",
+                        lambda provider: provider.aggregates)
+TRAIT_HOLDERS = Membership("PLTRH#", TRAIT_HOLDER, "placement-trait-holder", "custom trait holder items",
+                           lambda provider: custom(provider.traits))
 
 
 def aggregate_member_key(aggregate: str, provider_uuid: str) -> dict[str, Any]:
