@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from chalicelib.placement import traits as trait_names
 from chalicelib.placement.models import CONSUMER_COUNT, Inventory, Provider
 from chalicelib.store.codec import key, to_item, to_value
 from chalicelib.store.ops import Op
@@ -331,8 +332,8 @@ def class_index_updates(table: str, uuid: str, before: Mapping[str, Inventory],
     return ops
 def trait_ref_deltas(before: frozenset[str], after: frozenset[str]) -> dict[str, int]:
     """+1 for each custom trait the provider gains, -1 for each it loses (standard traits are not stored)."""
-    deltas = {name: 1 for name in after - before if name.startswith(CUSTOM_PREFIX)}
-    deltas.update({name: -1 for name in before - after if name.startswith(CUSTOM_PREFIX)})
+    deltas = dict.fromkeys(custom(after - before), 1)
+    deltas.update(dict.fromkeys(custom(before - after), -1))
     return deltas
 
 
@@ -357,17 +358,18 @@ def sharing_index(table: str, uuid: str, before: frozenset[str], after: frozense
     return []
 
 
+HOLDERS_INDEXED = "holders"  # on a custom trait's registry item: its holders are indexed (decision 0053)
+
+
 def custom_trait_item(name: str) -> dict[str, Any]:
     """A new custom trait's registry item (PutItem on `attribute_not_exists(pk)`); `holders` says that every
     provider holding it has its `PLTRH#` item (decision 0053: a trait made before has not)."""
     return to_item({"pk": TRAIT_PK, "sk": name, "refs": 0, "createdAt": now(), HOLDERS_INDEXED: True})
 
 
-HOLDERS_INDEXED = "holders"  # on a custom trait's registry item: its holders are indexed (decision 0053)
-
-
 def custom(names: frozenset[str]) -> frozenset[str]:
-    return frozenset(n for n in names if n.startswith(CUSTOM_PREFIX))
+    """The custom traits among these (standard ones are os-traits', never stored)."""
+    return frozenset(filter(trait_names.is_custom, names))
 
 
 def write_traits(table: str, read: Provider, traits: frozenset[str]) -> tuple[Provider, list[Op]]:
@@ -547,19 +549,19 @@ def is_membership(op: Op) -> bool:
     return op.name.startswith((AGGREGATE_MEMBER, TRAIT_HOLDER))
 
 
-def member_raise(aggregate: str, provider: Provider, version: int, kind: Membership = AGGREGATES) -> dict[str, Any]:
+def member_raise(name: str, provider: Provider, version: int, kind: Membership = AGGREGATES) -> dict[str, Any]:
     """UpdateItem arguments that write a membership item (`member_item`) ahead of the provider's transaction
     (for `version`), never lowering the version of one of the same incarnation (a slower, stale writer's would
     let a clean-up remove an item a later write needs). A failed condition means it is already there, newer."""
-    attributes = {k: v for k, v in member_item(kind, aggregate, provider, version).items() if k not in ("pk", "sk")}
-    return {"item_key": kind.key(aggregate, provider.uuid),
+    attributes = {k: v for k, v in member_item(kind, name, provider, version).items() if k not in ("pk", "sk")}
+    return {"item_key": kind.key(name, provider.uuid),
             "update": "SET " + ", ".join(f"#{k} = :{k}" for k in attributes),
             "condition": "attribute_not_exists(#v) OR #inc <> :inc OR #v < :v",
             "names": {f"#{k}": k for k in attributes},
             "values": {f":{k}": to_value(v) for k, v in attributes.items()}}
 
 
-def member_release(aggregate: str, provider: Provider, version: int | None,
+def member_release(name: str, provider: Provider, version: int | None,
                    kind: Membership = AGGREGATES) -> dict[str, Any]:
     """DeleteItem arguments that remove a membership item after the transaction that committed the provider at
     `version` without it: only one written for that version or before (none written for a later one, which a
@@ -570,7 +572,7 @@ def member_release(aggregate: str, provider: Provider, version: int | None,
     if version is not None:
         condition = "attribute_not_exists(#v) OR (#inc = :inc AND #v <= :v)"
         values[":v"] = {"N": str(version)}
-    return {"item_key": kind.key(aggregate, provider.uuid), "condition": condition,
+    return {"item_key": kind.key(name, provider.uuid), "condition": condition,
             "names": {"#v": "v", "#inc": "inc"}, "values": values}
 
 

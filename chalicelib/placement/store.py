@@ -234,9 +234,13 @@ class PlacementStore:
         """The providers of one aggregate as its membership items name them (one consistent Query of its
         `PLAGG#<aggregate>` partition): every member, and perhaps some that no longer are, which readers drop
         on the provider items they read (docs/decisions/0047)."""
-        items = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
-                            ExpressionAttributeValues={":pk": {"S": f"PLAGG#{aggregate}"}})
-        return {i["sk"] for i in items}
+        return self._members(items.AGGREGATES, aggregate)
+
+    def _members(self, kind: items.Membership, name: str) -> set[str]:
+        """The providers the membership items of one set name: one consistent Query of its partition."""
+        found = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
+                            ExpressionAttributeValues={":pk": {"S": f"{kind.prefix}{name}"}})
+        return {i["sk"] for i in found}
 
     def members_of_any(self, aggregates: frozenset[str]) -> set[str]:
         """The providers the membership items of any of these aggregates name (`aggregate_members`, hints)."""
@@ -470,15 +474,12 @@ class PlacementStore:
         return self._get(trait_key(name))
 
     def existing_custom_traits(self, names: list[str]) -> set[str]:
-        return set(self.custom_trait_holders(names))
-
-    def custom_trait_holders(self, names: list[str]) -> dict[str, int]:
-        """How many providers hold each of these custom traits that exists (its `refs`, moved in the
-        transaction of every provider write that adds or removes it): one consistent BatchGet, projected."""
-        return {name: refs for name, (refs, _) in self.custom_trait_counts(names).items()}
+        return set(self.custom_trait_counts(names))
 
     def custom_trait_counts(self, names: list[str]) -> dict[str, tuple[int, bool]]:
-        """(refs, whether its holders are indexed: decision 0053) of each of these custom traits that exists."""
+        """(refs, whether its holders are indexed: decision 0053) of each of these custom traits that exists:
+        `refs` counts its holders, moved in the transaction of every provider write that adds or removes it.
+        One consistent BatchGet, projected."""
         found = self._custom_traits_by_key(names, f"pk, sk, refs, {items.HOLDERS_INDEXED}")
         return {sk: (int(item.get("refs", 0)), bool(item.get(items.HOLDERS_INDEXED)))
                 for (_pk, sk), item in found.items()}
@@ -487,9 +488,7 @@ class PlacementStore:
         """The providers a custom trait's holder items name (one consistent Query of its `PLTRH#<trait>`
         partition): every holder when the trait's holders are indexed, and perhaps some that no longer hold
         it, which readers drop on the provider items they read (decisions 0047, 0053)."""
-        found = self._query(KeyConditionExpression="pk = :pk", ConsistentRead=True,
-                            ExpressionAttributeValues={":pk": {"S": f"{items.TRAIT_HOLDERS.prefix}{name}"}})
-        return {i["sk"] for i in found}
+        return self._members(items.TRAIT_HOLDERS, name)
 
     def _custom_traits_by_key(self, names: list[str], projection: str) -> dict[tuple[str, str], dict[str, Any]]:
         """The items of those of these custom traits that exist: consistent BatchGets, projected."""
