@@ -125,9 +125,10 @@ def check_accept(request: Request) -> None:
         raise HttpError(406, f"Only {JSON} is provided")
 
 
-_VALIDATORS: dict[tuple[int, bool], Any] = {}
 _CHECKERS: dict[bool, Any] = {}
-_ACCEPTORS: dict[tuple[int, bool], Callable[[Any], Any] | None] = {}
+# Per schema and query flag: jsonschema's validator (decides and words refusals) and the compiled check
+# (fastjsonschema, says only that a document is valid: decision 0054).
+_VALIDATORS: dict[tuple[int, bool], tuple[Any, Callable[[Any], Any]]] = {}
 
 
 def _checker(query: bool) -> Any:
@@ -144,34 +145,21 @@ def _checker(query: bool) -> Any:
     return found
 
 
-def _validator(schema: dict[str, Any], query: bool) -> Any:
-    """One checked validator per schema (jsonschema.validate re-checks the schema on every call)."""
+def _validators(schema: dict[str, Any], query: bool) -> tuple[Any, Callable[[Any], Any]]:
+    """The schema, checked once (jsonschema.validate re-checks it on every call), as jsonschema's validator
+    and compiled by fastjsonschema with the same `uuid` format, filling in no defaults."""
     found = _VALIDATORS.get((id(schema), query))
     if found is None:
-        import jsonschema  # on the first Placement request that validates, not at `import app`
+        import fastjsonschema  # on the first Placement request that validates, not at `import app`
+        import jsonschema
 
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
-        found = _VALIDATORS[(id(schema), query)] = cls(schema, format_checker=_checker(query))
-    return found
-
-
-def _acceptor(schema: dict[str, Any], query: bool) -> Callable[[Any], Any] | None:
-    """The schema compiled by fastjsonschema, with the same `uuid` format as `_checker(query)`: it only says
-    that a document is valid (decision 0054); whatever it refuses, jsonschema judges and words. None for a
-    schema it cannot compile: jsonschema alone then."""
-    key = (id(schema), query)
-    if key not in _ACCEPTORS:
-        import fastjsonschema
-
         checker = _checker(query)
-        _validator(schema, query)  # the schema checked once, as jsonschema checks it
-        try:
-            _ACCEPTORS[key] = fastjsonschema.compile(
-                schema, formats={"uuid": lambda value: checker.conforms(value, "uuid")}, use_default=False)
-        except fastjsonschema.JsonSchemaDefinitionException:
-            _ACCEPTORS[key] = None
-    return _ACCEPTORS[key]
+        compiled = fastjsonschema.compile(
+            schema, formats={"uuid": lambda value: checker.conforms(value, "uuid")}, use_default=False)
+        found = _VALIDATORS[(id(schema), query)] = (cls(schema, format_checker=checker), compiled)
+    return found
 
 
 def _validate(data: Any, schema: dict[str, Any], prefix: str, *, query: bool = False) -> None:
@@ -179,14 +167,13 @@ def _validate(data: Any, schema: dict[str, Any], prefix: str, *, query: bool = F
     import fastjsonschema
     import jsonschema
 
-    accept = _acceptor(schema, query)
-    if accept is not None:
-        try:
-            accept(data)
-            return
-        except fastjsonschema.JsonSchemaException:
-            pass  # jsonschema decides: it refuses in its own words (or, where the two differ, accepts)
-    error = jsonschema.exceptions.best_match(_validator(schema, query).iter_errors(data))
+    validator, compiled = _validators(schema, query)
+    try:
+        compiled(data)
+        return
+    except fastjsonschema.JsonSchemaException:
+        pass  # jsonschema decides: it refuses in its own words (or, where the two differ, accepts)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise bad_request(f"{prefix}: {error}")
 
